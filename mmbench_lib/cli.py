@@ -1,0 +1,108 @@
+"""The ``mmbench`` command."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+
+def _print_summary(summary: dict) -> None:
+    import pandas as pd
+
+    dims = pd.DataFrame(summary["per_dimension"])
+    if not dims.empty:
+        cols = [c for c in ("dimension_id", "dimension", "n", "accuracy", "failed") if c in dims]
+        print(dims[cols].to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    groups = pd.DataFrame(summary["groups"])
+    if not groups.empty:
+        print()
+        print(groups[["group", "n", "accuracy_micro", "accuracy_dim_mean"]].to_string(
+            index=False, float_format=lambda v: f"{v:.2f}"))
+
+
+def cmd_make_demo(a) -> int:
+    from .demo import ensure_demo
+
+    paths = ensure_demo(a.out, force=True)
+    print(json.dumps(paths, indent=2, default=str))
+    return 0
+
+
+def cmd_run(a) -> int:
+    from .runner import run_notebook
+
+    overrides = {}
+    for name, value in a.param or []:
+        overrides[name] = yaml.safe_load(value)
+    folder = run_notebook(a.notebook, a.file, overrides, run_id=a.run_id, timeout=a.timeout)
+    print(f"run folder: {folder}")
+    return 0
+
+
+def cmd_score_predictions(a) -> int:
+    from .official import score_predictions
+    from .store import write_json_atomic
+
+    summary = score_predictions(a.benchmark, a.predictions, a.questions)
+    _print_summary(summary)
+    inp = summary["input"]
+    print(f"\n{inp['predictions']} predictions, {inp['duplicate_lines']} duplicate lines "
+          f"({len(inp['conflicting_duplicates'])} with conflicting predictions; last wins), "
+          f"{inp['n_unknown_ids']} unknown ids, {inp['missing_from_predictions']} questions without a prediction")
+    if a.out:
+        out = Path(a.out)
+        out.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(out / "summary.json", summary)
+        print(f"wrote {out / 'summary.json'}")
+    return 0
+
+
+def cmd_metrics(a) -> int:
+    from .runs import metrics_from_store
+
+    summary = metrics_from_store(a.run_dir, a.benchmark)
+    _print_summary(summary)
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="mmbench", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    s = sub.add_parser("make-demo", help="write the small demo datasets in the official layouts")
+    s.add_argument("--out", default="data/demo")
+    s.set_defaults(func=cmd_make_demo)
+
+    s = sub.add_parser("run", help="execute a notebook headless into outputs/<run-id>/")
+    s.add_argument("notebook")
+    s.add_argument("-f", "--file", action="append", help="YAML parameters file (repeatable; later wins)")
+    s.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"), help="one parameter (YAML value)")
+    s.add_argument("--run-id")
+    s.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("score-predictions", help="rescore an official SEED results file")
+    s.add_argument("--benchmark", required=True, choices=["seed", "seed2"])
+    s.add_argument("--predictions", required=True)
+    s.add_argument("--questions", help="the benchmark JSON (needed for seed; optional for seed2)")
+    s.add_argument("--out", help="write summary.json here")
+    s.set_defaults(func=cmd_score_predictions)
+
+    s = sub.add_parser("metrics", help="recompute metrics from a run folder's predictions")
+    s.add_argument("run_dir")
+    s.add_argument("--benchmark", required=True)
+    s.set_defaults(func=cmd_metrics)
+
+    a = p.parse_args(argv)
+    try:
+        return a.func(a)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"mmbench: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

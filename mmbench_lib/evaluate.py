@@ -1,0 +1,101 @@
+"""The ranking loop: items -> adapter -> scores -> predictions store.
+
+Resumable: finished ids in the store are skipped, each batch is flushed before the next
+starts, a failing item is marked and the run goes on.
+"""
+from __future__ import annotations
+
+import logging
+import traceback
+
+from tqdm.auto import tqdm
+
+from .items import Item
+from .media import MediaError, check_media, load_visual_inputs
+from .recipes import Recipe, score_request
+from .scoring import pick
+from .store import RunStore
+
+log = logging.getLogger(__name__)
+
+
+def base_row(item: Item) -> dict:
+    return {
+        "id": item.id, "benchmark": item.benchmark, "dimension_id": item.dimension_id, "dimension": item.dimension,
+        "group": item.group, "level": item.level, "part": item.part, "question_type": item.question_type,
+        "answer": item.answer, "num_choices": len(item.choices),
+    }
+
+
+def scored_row(item: Item, scores, recipe: Recipe) -> dict:
+    idx = pick(scores, recipe.reduction)
+    pred = item.letters[idx]
+    return {
+        **base_row(item), "status": "ok", "prediction": pred, "correct": pred == item.answer,
+        "scores": {"sum": [s.sum_logprob for s in scores], "mean": [s.mean_logprob for s in scores]},
+        "num_tokens": [s.num_tokens for s in scores], "reduction": recipe.reduction,
+    }
+
+
+def failed_row(item: Item, error: str) -> dict:
+    return {**base_row(item), "status": "failed", "prediction": None, "correct": False, "error": error}
+
+
+def na_row(item: Item, reason: str) -> dict:
+    return {**base_row(item), "status": "n/a", "prediction": None, "correct": None, "error": reason}
+
+
+def _request(item: Item, adapter, recipe: Recipe):
+    if adapter.sees_images:
+        images = load_visual_inputs(item)
+    else:
+        check_media(item)  # a blind model skips decoding but scores the same items
+        images = []
+    return score_request(item, recipe, images)
+
+
+def rank_items(items: list[Item], adapter, store: RunStore, recipe: Recipe, batch_size: int = 8,
+               retry_failed: bool = False, progress: bool = True) -> RunStore:
+    """Score every item not yet in ``store`` by answer ranking and append its row.
+
+    Items needing image output (SEED-2 dims 25-27) get an ``n/a`` row when the adapter cannot
+    produce images; they are scored by ``mmbench_lib.image_output`` otherwise.
+    """
+    if retry_failed:
+        store.drop({r["id"] for r in store.rows() if r.get("status") == "failed"})
+    done = store.done_ids()
+    todo = [it for it in items if it.id not in done]
+    bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=f"ranking ({adapter.name})", disable=not progress)
+    for start in range(0, len(todo), batch_size):
+        batch = todo[start:start + batch_size]
+        rows, reqs = {}, []
+        for it in batch:
+            if it.needs_image_output and not adapter.can_output_images:
+                rows[it.id] = na_row(it, "needs image output; this model cannot produce images")
+                continue
+            try:
+                reqs.append((it, _request(it, adapter, recipe)))
+            except MediaError as e:
+                rows[it.id] = failed_row(it, str(e))
+        rows.update(_score(reqs, adapter, recipe))
+        store.append([rows[it.id] for it in batch])
+        bar.update(len(batch))
+    bar.close()
+    return store
+
+
+def _score(reqs, adapter, recipe) -> dict:
+    if not reqs:
+        return {}
+    try:
+        results = adapter.score_choices([r for _, r in reqs])
+        return {it.id: scored_row(it, s, recipe) for (it, _), s in zip(reqs, results)}
+    except Exception:
+        if len(reqs) == 1:
+            it = reqs[0][0]
+            log.warning("item %s failed:\n%s", it.id, traceback.format_exc())
+            return {it.id: failed_row(it, f"model call failed: {traceback.format_exc(limit=2).strip().splitlines()[-1]}")}
+        out = {}
+        for pair in reqs:  # isolate the failing item
+            out.update(_score([pair], adapter, recipe))
+        return out

@@ -1,0 +1,36 @@
+"""Random Choice baseline: every continuation gets a seeded random score.
+
+The papers' "Random Choice" row (SEED §4, MMMU §4.1). Scores depend only on (seed, item id,
+choice index), so a resumed run gives the same predictions as an uninterrupted one.
+"""
+from __future__ import annotations
+
+import random
+import zlib
+
+from .base import ChoiceScore, Generation, GenerateRequest, ScoreRequest
+
+
+class RandomChoice:
+    name = "random"
+    sees_images = False
+    can_output_images = False
+
+    def __init__(self, seed: int = 0):
+        self.seed = seed
+
+    def _rng(self, item_id: str) -> random.Random:
+        return random.Random(zlib.crc32(f"{self.seed}:{item_id}".encode()))
+
+    def score_choices(self, requests: list[ScoreRequest]) -> list[list[ChoiceScore]]:
+        out = []
+        for r in requests:
+            rng = self._rng(r.id)
+            out.append([ChoiceScore(v, v, 1) for v in (rng.random() for _ in r.continuations)])
+        return out
+
+    def generate(self, requests: list[GenerateRequest]) -> list[Generation]:
+        raise NotImplementedError("the random baseline does not generate text; parsers' random fallback covers it")
+
+    def describe(self) -> dict:
+        return {"adapter": "random", "seed": self.seed}

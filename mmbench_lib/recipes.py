@@ -1,0 +1,63 @@
+"""How an item becomes a ranking request: prompt template, continuation form, chat wrapping.
+
+Every number the suite reports names the recipe that produced it (spec P-T1: SEED-Bench-2 has
+no single official recipe). ``seed1-ppl`` is the v1 reference (InstructBLIP via LAVIS):
+prompt ``Question: {q}\\nAnswer:``, the choice *content* as continuation, summed NLL.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from .items import Item
+from .models.base import IMAGE, ScoreRequest
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str = "seed1-ppl"
+    prompt: str = "Question: {question}\nAnswer:"
+    separator: str = " "  # put between the prompt and each choice's content
+    chat: bool = False  # wrap the prompt in the model's chat template (LLaVA wrapper style)
+    reduction: str = "sum"  # which log-likelihood reduction decides: "sum" or "mean"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+RECIPES = {
+    # SEED v1 reference recipe (spec §1.4): summed log-likelihood of the choice content
+    "seed1-ppl": Recipe(),
+    # SEED-2 LLaVA-1.5 wrapper (spec §2.4): question as the user turn, the candidate as the
+    # assistant's answer, no options and no "Answer:", mean token NLL
+    "llava-chat": Recipe(name="llava-chat", prompt="{question}", separator=" ", chat=True, reduction="mean"),
+}
+
+
+def get_recipe(name: str | Recipe = "seed1-ppl", **overrides) -> Recipe:
+    if isinstance(name, Recipe):
+        base = name
+    else:
+        try:
+            base = RECIPES[name]
+        except KeyError:
+            raise ValueError(f"unknown recipe {name!r}; available: {sorted(RECIPES)}") from None
+    if overrides:
+        base = Recipe(**{**base.to_dict(), **{k: v for k, v in overrides.items() if v is not None}})
+    return base
+
+
+def question_text(item: Item) -> str:
+    """The question with the benchmark's image placeholder turned into the adapters' marker."""
+    if item.image_marker and item.image_marker in item.question:
+        return item.question.replace(item.image_marker, IMAGE)
+    return item.question
+
+
+def score_request(item: Item, recipe: Recipe, images=()) -> ScoreRequest:
+    return ScoreRequest(
+        id=item.id,
+        prompt=recipe.prompt.format(question=question_text(item)),
+        continuations=[recipe.separator + c for c in item.choices],
+        images=list(images),
+        chat=recipe.chat,
+    )

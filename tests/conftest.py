@@ -1,0 +1,29 @@
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory):
+    """The demo datasets, built once per test session."""
+    from mmbench_lib.demo import make_demo
+
+    return make_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """The embedded SmolLM2-135M-Instruct adapter (real weights, CPU)."""
+    from mmbench_lib.models import load_adapter
+
+    return load_adapter("smollm2", device="cpu")
+
+
+@pytest.fixture(scope="session")
+def tiny_llava():
+    from mmbench_lib.models import load_adapter
+
+    return load_adapter("tiny-llava", device="cpu")
