@@ -68,6 +68,28 @@ def cmd_metrics(a) -> int:
     return 0
 
 
+def cmd_published(a) -> int:
+    from . import published
+
+    if a.action == "list":
+        for name in published.list_tables():
+            first = published.source(name).strip().splitlines()[0].lstrip("# ")
+            print(f"{name:40s} {first}")
+        return 0
+    if not a.name:
+        raise ValueError("published show needs a table name (see `mmbench published list`)")
+    df = published.load(a.name)
+    if a.format == "csv":
+        sys.stdout.write(df.to_csv(index=False))
+    elif a.format == "markdown":
+        print(df.to_markdown(index=False))
+    else:
+        print(df.to_string(index=False))
+    if a.source:
+        print("\n" + published.source(a.name))
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="mmbench", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -96,10 +118,17 @@ def main(argv=None) -> int:
     s.add_argument("--benchmark", required=True)
     s.set_defaults(func=cmd_metrics)
 
+    s = sub.add_parser("published", help="results tables transcribed from the papers")
+    s.add_argument("action", choices=["list", "show"])
+    s.add_argument("name", nargs="?")
+    s.add_argument("--format", choices=["text", "csv", "markdown"], default="text")
+    s.add_argument("--source", action="store_true", help="also print the source note")
+    s.set_defaults(func=cmd_published)
+
     a = p.parse_args(argv)
     try:
         return a.func(a)
-    except (ValueError, FileNotFoundError) as e:
+    except (ValueError, KeyError, FileNotFoundError) as e:
         print(f"mmbench: error: {e}", file=sys.stderr)
         return 2
 

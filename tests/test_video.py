@@ -42,3 +42,26 @@ def test_dim12_frame_segment_caps_end_at_decoded_count():
 def test_unknown_rule():
     with pytest.raises(ValueError, match="unknown frame rule"):
         frame_indices("middle", 10, 1.0)
+
+
+def test_pre_extracted_frame_folders_replace_decoding(demo, tmp_path):
+    """frames_root/<question_id>/ holds a video question's frames (1.png ... in natural order)."""
+    from mmbench_lib import benchmarks
+    from mmbench_lib.media import load_visual_inputs
+    from mmbench_lib.video import read_video_frames
+
+    d = demo["seed"]
+    seed1 = benchmarks.get("seed")
+    videos = seed1.load(d["annotation_file"], d["image_root"], d["video_roots"], dimensions="video")
+    for it in videos:
+        folder = tmp_path / it.id
+        folder.mkdir()
+        for k, frame in enumerate(read_video_frames(it.video.path, it.video.rule, it.video.segment), 1):
+            frame.save(folder / f"{k}.png")
+    framed = seed1.load(d["annotation_file"], d["image_root"], frames_root=tmp_path, dimensions="video")
+    assert [it.id for it in framed] == [it.id for it in videos]
+    for a, b in zip(videos, framed):
+        assert b.video is None and b.frames
+        decoded, extracted = load_visual_inputs(a), load_visual_inputs(b)
+        assert len(decoded) == len(extracted)
+        assert all(x.tobytes() == y.tobytes() for x, y in zip(decoded, extracted))
