@@ -55,11 +55,12 @@ def _request(item: Item, adapter, recipe: Recipe):
 
 
 def rank_items(items: list[Item], adapter, store: RunStore, recipe: Recipe, batch_size: int = 8,
-               retry_failed: bool = False, progress: bool = True) -> RunStore:
+               retry_failed: bool = False, progress: bool = True, image_output=None) -> RunStore:
     """Score every item not yet in ``store`` by answer ranking and append its row.
 
-    Items needing image output (SEED-2 dims 25-27) get an ``n/a`` row when the adapter cannot
-    produce images; they are scored by ``mmbench_lib.image_output`` otherwise.
+    Items needing image output (SEED-2 dims 25-27) are scored by ``image_output`` (an
+    ``ImageOutputScorer``) when the adapter generates images or a folder of generated images
+    is given; otherwise they get an ``n/a`` row, as SEED-2 Table 2 does.
     """
     if retry_failed:
         store.drop({r["id"] for r in store.rows() if r.get("status") == "failed"})
@@ -70,14 +71,15 @@ def rank_items(items: list[Item], adapter, store: RunStore, recipe: Recipe, batc
         batch = todo[start:start + batch_size]
         rows, reqs = {}, []
         for it in batch:
-            if it.needs_image_output and not adapter.can_output_images:
-                rows[it.id] = na_row(it, "needs image output; this model cannot produce images")
+            if it.needs_image_output and (image_output is None or not image_output.available_for(adapter)):
+                rows[it.id] = na_row(it, "needs image output; this model cannot produce images and no generated images were given")
                 continue
             try:
                 reqs.append((it, _request(it, adapter, recipe)))
             except MediaError as e:
                 rows[it.id] = failed_row(it, str(e))
-        rows.update(_score(reqs, adapter, recipe))
+        rows.update(_score([r for r in reqs if r[0].output == "text"], adapter, recipe))
+        rows.update(_score_image_output([r for r in reqs if r[0].output != "text"], adapter, recipe, image_output))
         store.append([rows[it.id] for it in batch])
         bar.update(len(batch))
     bar.close()
@@ -99,3 +101,31 @@ def _score(reqs, adapter, recipe) -> dict:
         for pair in reqs:  # isolate the failing item
             out.update(_score([pair], adapter, recipe))
         return out
+
+
+def _score_image_output(reqs, adapter, recipe, image_output) -> dict:
+    """SEED-2 §3.4: "image" items by CLIP choice alone; "text+image" items need the ranked text
+    answer right first, then the generated image, and are correct only if both are."""
+    out = {}
+    text_rows = _score([r for r in reqs if r[0].output == "text+image"], adapter, recipe) if reqs else {}
+    for it, _ in reqs:
+        row = {**base_row(it), "status": "ok"}
+        if it.output == "text+image":
+            text = text_rows[it.id]
+            if text["status"] != "ok":
+                out[it.id] = text
+                continue
+            row.update(text_prediction=text["prediction"], text_correct=text["correct"], scores=text["scores"],
+                       num_tokens=text["num_tokens"], reduction=recipe.reduction)
+            if not text["correct"]:  # the image is scored only when the text is right
+                out[it.id] = {**row, "prediction": None, "image_prediction": None, "correct": False}
+                continue
+        try:
+            idx, sims = image_output.choose(it, adapter)
+        except MediaError as e:
+            out[it.id] = failed_row(it, str(e))
+            continue
+        pred = it.letters[idx]
+        row.update(image_prediction=pred, clip_similarity=sims, prediction=pred, correct=pred == it.answer)
+        out[it.id] = row
+    return out

@@ -54,7 +54,7 @@ class Item:
     frames: list[str] = field(default_factory=list)
     video: VideoClip | None = None
     choice_images: list[str] = field(default_factory=list)
-    needs_image_output: bool = False
+    output: str = "text"  # what the model must produce: "text", "image", or "text+image" (SEED-2 dims 25-27)
     image_marker: str = ""  # literal placeholder in ``question`` standing for the next image, e.g. "<img>"
     meta: dict[str, Any] = field(default_factory=dict)
 
@@ -67,6 +67,10 @@ class Item:
         if isinstance(self.answer, str) and len(self.answer) == 1 and self.answer in self.letters:
             return self.letters.index(self.answer)
         return None
+
+    @property
+    def needs_image_output(self) -> bool:
+        return self.output != "text"
 
     @property
     def is_video(self) -> bool:

@@ -44,11 +44,16 @@ def data_hashes(data: dict) -> dict:
 def evaluate_ranking(benchmark: str, data: dict, model, out_dir, recipe="seed1-ppl", reduction: str | None = None,
                      batch_size: int = 8, device: str = "auto", scorer: str = "reference", limit: int | None = None,
                      seed: int = 0, parameters: dict | None = None, adapter_kwargs: dict | None = None,
-                     progress: bool = True) -> dict:
+                     progress: bool = True, generated_dir: str | None = None, clip_model: str = "ViT-L-14",
+                     clip_pretrained: str | None = "openai") -> dict:
     """Load items, rank their choices with ``model``, store predictions, write and return metrics.
 
     Rerunning with the same ``out_dir`` resumes: finished items are not scored again.
+    SEED-2 image-output items (dims 25-27) are scored with CLIP (``clip_model``/``clip_pretrained``)
+    when the model outputs images or ``generated_dir`` holds images generated elsewhere.
     """
+    from .image_output import ClipJudge, ImageOutputScorer
+
     import torch
 
     torch.manual_seed(seed)
@@ -59,11 +64,14 @@ def evaluate_ranking(benchmark: str, data: dict, model, out_dir, recipe="seed1-p
     adapter = load_adapter(model, device=device, scorer=scorer, **(adapter_kwargs or {}))
     store = RunStore(out_dir)
     mod = benchmarks.get(benchmark)
+    image_output = ImageOutputScorer(ClipJudge(clip_model, clip_pretrained, device=getattr(adapter, "device", "cpu")),
+                                     str(manifest.resolve(generated_dir)) if generated_dir else None)
     store.update_manifest(
         **manifest.base_manifest(parameters, seed), benchmark=benchmark, data={k: str(v) for k, v in data.items()},
         data_sha256=data_hashes(data), model=adapter.describe(), recipe=recipe.to_dict(), n_items=len(items),
+        image_output=image_output.describe() if any(it.needs_image_output for it in items) else None,
     )
-    rank_items(items, adapter, store, recipe, batch_size=batch_size, progress=progress)
+    rank_items(items, adapter, store, recipe, batch_size=batch_size, progress=progress, image_output=image_output)
     metrics = summarize([r for r in store.rows() if r["id"] in {it.id for it in items}], mod.GROUPS)
     metrics.update(benchmark=benchmark, model=adapter.name, recipe=recipe.name, reduction=recipe.reduction)
     store.write_metrics(metrics)
@@ -139,7 +147,7 @@ def demo_args(benchmark: str, paths: dict, **filters) -> dict:
 NOTEBOOK_PARAMETERS = {
     "run_id", "benchmark", "data_dir", "annotation_file", "image_root", "video_roots", "frames_root", "dimensions",
     "cc3m_dir", "seed_bench_v2_dir", "level", "part", "model", "recipe", "reduction", "scorer", "batch_size",
-    "device", "limit", "seed",
+    "device", "limit", "seed", "generated_dir", "clip_model", "clip_pretrained",
 }
 
 

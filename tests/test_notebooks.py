@@ -68,3 +68,14 @@ def test_seed1_run_resumes_without_rescoring(demo_dir, outputs):
 def test_unknown_parameter_is_an_error(outputs, capsys):
     rc = main(["run", str(ROOT / "notebooks/10_seed_bench.ipynb"), "-p", "modle", "smollm2"])
     assert rc == 2 and "has no parameter(s) ['modle']" in capsys.readouterr().err
+
+
+def test_seed2_part3_with_generated_images(demo_dir, outputs):
+    rc = main(["run", str(ROOT / "notebooks/10_seed_bench.ipynb"), "-f", str(ROOT / "params/10_seed_bench/seed2_demo_part3_generated.yaml"),
+               "-p", "data_dir", str(demo_dir), "-p", "generated_dir", str(demo_dir / "seed2" / "generated"), "--run-id", "p3"])
+    assert rc == 0
+    rows = _rows(outputs / "p3" / "predictions.jsonl")
+    assert {r["dimension_id"] for r in rows} == {25, 26, 27} and all(r["status"] == "ok" for r in rows)
+    assert all("clip_similarity" in r for r in rows if r["dimension_id"] in (25, 26))
+    manifest = json.loads((outputs / "p3" / "manifest.json").read_text())
+    assert manifest["image_output"]["clip_model"] == "ViT-S-32" and "does not specify" in manifest["image_output"]["note"]

@@ -50,6 +50,8 @@ DIMENSIONS: dict[int, tuple[str, str, str]] = {
     27: ("Text-Image Creation", IMTEXTGEN, "L3"),
 }
 IMAGE_OUTPUT_DIMS = (25, 26, 27)
+#: SEED-2 §3.4: dims 25-26 are answered by a generated image, dim 27 by text and an image
+OUTPUT = {25: "image", 26: "image", 27: "text+image"}
 PART_OF_LEVEL = {"L1": 1, "L2": 2, "L3": 3}
 LEVELS = ("L1", "L2", "L3")
 DATA_SOURCES = {"cc3m": "cc3m_dir", "SEED-Bench v2": "seed_bench_v2_dir"}
@@ -143,7 +145,7 @@ def load(
         item = Item(
             id=qid, benchmark=BENCHMARK, split="test", question=require(q, "question", path, qid, str),
             choices=choices, answer=answer, dimension_id=dim, dimension=name, group=q_subpart,
-            level=q_level, part=PART_OF_LEVEL.get(q_level), needs_image_output=dim in IMAGE_OUTPUT_DIMS,
+            level=q_level, part=PART_OF_LEVEL.get(q_level), output=OUTPUT.get(dim, "text"),
             image_marker="<img>",
             meta={"data_id": data_id, "data_type": data_type, "data_source": source, "version": q.get("version")},
         )
