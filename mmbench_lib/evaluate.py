@@ -23,8 +23,16 @@ def base_row(item: Item) -> dict:
     return {
         "id": item.id, "benchmark": item.benchmark, "dimension_id": item.dimension_id, "dimension": item.dimension,
         "group": item.group, "level": item.level, "part": item.part, "question_type": item.question_type,
-        "answer": item.answer, "num_choices": len(item.choices),
+        "answer": item.answer, "num_choices": len(item.choices), "cluster": cluster_key(item),
     }
+
+
+def cluster_key(item: Item) -> str:
+    """Questions sharing an image or video share a cluster (for clustered bootstrap intervals)."""
+    data_id = item.meta.get("data_id")
+    if data_id:
+        return data_id if isinstance(data_id, str) else "|".join(map(str, data_id))
+    return (item.images or item.frames or [item.video.path if item.video else item.id])[0]
 
 
 def scored_row(item: Item, scores, recipe: Recipe) -> dict:

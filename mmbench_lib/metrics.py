@@ -72,11 +72,34 @@ def group_summary(rows: list[dict], groups: dict[str, tuple], partial: bool = Fa
     return pd.DataFrame(out)
 
 
-def summarize(rows: list[dict], groups: dict[str, tuple], partial: bool = False) -> dict:
-    """The metrics.json body: per-dimension table, groups both ways, counts."""
+def add_intervals(table: pd.DataFrame, rows: list[dict], key: str, members, prefix: str = "ci") -> pd.DataFrame:
+    """95% clustered bootstrap interval columns for each row of ``table`` (``members(row)`` gives
+    the dimension ids it pools)."""
+    from .uncertainty import accuracy_ci
+
+    df = frame(rows)
+    lows, highs = [], []
+    for _, r in table.iterrows():
+        ids = members(r)
+        ci = accuracy_ci(df[df["dimension_id"].isin(ids)].to_dict("records")) if len(df) else {}
+        lows.append(ci.get("low"))
+        highs.append(ci.get("high"))
+    table = table.copy()
+    table[f"{prefix}_low"], table[f"{prefix}_high"] = lows, highs
+    return table
+
+
+def summarize(rows: list[dict], groups: dict[str, tuple], partial: bool = False, intervals: bool = True) -> dict:
+    """The metrics.json body: per-dimension table, groups both ways, counts; with ``intervals``,
+    95% clustered bootstrap intervals for every accuracy (micro for groups)."""
     df = frame(rows)
     dims = per_dimension(rows)
     grp = group_summary(rows, groups, partial)
+    if intervals and not dims.empty:
+        dims = add_intervals(dims, rows, "dimension_id", lambda r: [r["dimension_id"]])
+        if not grp.empty:
+            grp = add_intervals(grp, rows, "group", lambda r: list(groups[r["group"]]), prefix="micro_ci")
+            grp.loc[grp["accuracy_micro"].isna(), ["micro_ci_low", "micro_ci_high"]] = None  # N/A groups
     return {
         "counts": {
             "items": int(len(df)), "scored": int((df["status"] == SCORED).sum()),
@@ -88,6 +111,7 @@ def summarize(rows: list[dict], groups: dict[str, tuple], partial: bool = False)
             "accuracy_micro": "question-weighted: pooled correct / pooled questions (leaderboard Avg.)",
             "accuracy_dim_mean": "unweighted mean of per-dimension accuracies (leaderboard 'task' table)",
             "failed": "items whose media or model call failed; left out of denominators",
+            "ci": "95% percentile bootstrap over clusters of questions sharing an image or video (scipy.stats.bootstrap)",
         },
     }
 
