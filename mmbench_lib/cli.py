@@ -60,6 +60,17 @@ def cmd_score_predictions(a) -> int:
     return 0
 
 
+def cmd_score_responses(a) -> int:
+    from .responses import print_table, score_responses, write_outputs
+
+    kw = {"use_random": not a.no_random}
+    rows, summary = score_responses(a.benchmark, a.responses, a.answers, a.questions, **kw)
+    print_table(summary)
+    pred, summ = write_outputs(rows, summary, a.out)
+    print(f"wrote {pred} and {summ}")
+    return 0
+
+
 def cmd_metrics(a) -> int:
     from .runs import metrics_from_store
 
@@ -112,6 +123,15 @@ def main(argv=None) -> int:
     s.add_argument("--questions", help="the benchmark JSON (needed for seed; optional for seed2)")
     s.add_argument("--out", help="write summary.json here")
     s.set_defaults(func=cmd_score_predictions)
+
+    s = sub.add_parser("score-responses", help="rescore official-format MMMU/CMMMU outputs with the official parsers")
+    s.add_argument("--benchmark", required=True, choices=["mmmu", "cmmmu"])
+    s.add_argument("--responses", required=True, help="mmmu: DIR/<Subject>/output.json; cmmmu: JSONL file or folder")
+    s.add_argument("--answers", help="cmmmu: gold rows {id, type, answer} (file or folder, e.g. cmmmu-data-val)")
+    s.add_argument("--questions", help="cmmmu: question files with option texts and categories (optional)")
+    s.add_argument("--no-random", action="store_true", help="score unparseable answers wrong instead of random (not official)")
+    s.add_argument("--out", required=True, help="write predictions.jsonl and summary.json here")
+    s.set_defaults(func=cmd_score_responses)
 
     s = sub.add_parser("metrics", help="recompute metrics from a run folder's predictions")
     s.add_argument("run_dir")

@@ -8,7 +8,8 @@ Breakfast video roots) and §2.1-2.2 (SEED-Bench_v2_level1_2_3.json, ``cc3m`` an
 ``SEED-Bench v2`` roots, ``<img>`` markers, option images for dims 25-27).
 
 ``make_demo(out_dir)`` writes every demo set and ``out_dir/README.md``;
-``make_seed_demo(out_dir)`` writes only the SEED ones.
+``make_seed_demo(out_dir)`` writes only the SEED ones; ``make_mmmu_demo`` and
+``make_cmmmu_demo`` the MMMU (hub parquet, §3.1) and CMMMU (official JSONL + HF parquet, §4.1) ones.
 """
 from __future__ import annotations
 
@@ -986,11 +987,357 @@ def make_seed_demo(out_dir, seed: int = SEED) -> dict:
     return {"seed": v1_paths, "seed2": v2_paths}
 
 
+# --------------------------------------------------------------------------- MMMU and CMMMU
+# Spec §3.1 (MMMU HF parquet, one folder per subject) and §4.1 (CMMMU official JSONL layout, plus
+# the HF parquet layout). Every image is large black text (or a labelled bar chart) on white,
+# so OCR (tesseract eng / chi_sim) can read the answer off it.
+
+MMMU_SUBJECTS = {  # subject -> (subfield, validation templates)
+    "Accounting": ("Financial Accounting", ("expr_mc", "chart_open", "chart_mc")),
+    "Art": ("Drawing and Painting", ("word_mc", "option_images", "word_open")),
+    "Computer_Science": ("Data Structure and Algorithm", ("expr_mc", "word_mc", "two_images")),
+    "Electronics": ("Analog electronics", ("chart_mc", "expr_mc", "fraction_open")),
+    "History": ("Modern History", ("word_mc", "chart_mc", "expr_mc")),
+    "Math": ("Calculus", ("expr_mc", "chart_open", "word_mc")),
+    "Pharmacy": ("Pharmacology and Drug Synthesis", ("chart_mc", "word_mc", "expr_mc")),
+    "Physics": ("Classical Mechanics", ("expr_mc", "chart_mc", "word_mc")),
+}
+MMMU_COLUMNS = ("id", "question", "options", "explanation", *(f"image_{k}" for k in range(1, 8)), "img_type", "answer",
+                "topic_difficulty", "question_type", "subfield")
+DIFFICULTIES = ("Easy", "Medium", "Hard")
+CHART_LABELS = ("P", "Q", "R", "S")
+WHITE = (255, 255, 255)
+
+
+def _png(img: Image.Image) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _text_image(lines, font, size=(360, 150)) -> Image.Image:
+    """Black text lines, centred, on white: OCR-friendly."""
+    img = Image.new("RGB", size, WHITE)
+    d = ImageDraw.Draw(img)
+    step = size[1] / (len(lines) + 1)
+    for i, line in enumerate(lines, start=1):
+        d.text((size[0] / 2, step * i), line, font=font, fill=(0, 0, 0), anchor="mm")
+    return img
+
+
+def _labelled_bars(labels, values, font, value_font) -> Image.Image:
+    """A horizontal bar chart: one row per bar, label left, value right of the bar (OCR reads rows)."""
+    row, left = 80, 150
+    img = Image.new("RGB", (600, row * len(labels) + 40), WHITE)
+    d = ImageDraw.Draw(img)
+    d.line((left, 10, left, img.height - 10), fill=(0, 0, 0), width=3)
+    top = max(values)
+    for i, (label, v) in enumerate(zip(labels, values)):
+        cy = 20 + row * i + row // 2
+        d.text((left - 20, cy), label, font=font, fill=(0, 0, 0), anchor="rm")
+        x1 = left + int(300 * v / top)
+        d.rectangle((left, cy - 22, x1, cy + 22), fill=(70, 120, 210))
+        d.text((x1 + 20, cy), str(v), font=value_font, fill=(0, 0, 0), anchor="lm")
+    return img
+
+
+def _mc_options(rng: random.Random, correct: str, pool, n: int = 4) -> tuple[list[str], str]:
+    others = [p for p in dict.fromkeys(pool) if p != correct]
+    opts = [correct] + rng.sample(others, n - 1)
+    rng.shuffle(opts)
+    return opts, "ABCDEFGHI"[opts.index(correct)]
+
+
+def _mmmu_item(rng: random.Random, kind: str, qid: str) -> dict:
+    """One HF row (without id/split bookkeeping) for a template ``kind``."""
+    big, mid = _font(64), _font(44)
+    row = {f"image_{k}": None for k in range(1, 8)}
+    row.update(explanation="", question_type="multiple-choice", img_type="['Other']")
+    if kind == "expr_mc":
+        v = rng.randint(11, 99)
+        row["image_1"] = _text_image([f"x = {v}"], big)
+        opts, ans = _mc_options(rng, str(v), [str(v + k) for k in (-11, -2, 3, 7, 10, 20)])
+        row.update(question="<image 1> What is the value of x?", options=repr(opts), answer=ans,
+                   img_type="['Mathematical Notations']", explanation=f"The image reads x = {v}.")
+    elif kind in ("word_mc", "word_open"):
+        word = rng.choice(WORDS)
+        row["image_1"] = _text_image([word], big, size=(420, 150))
+        row["question"] = "Which word is written in <image 1>?"
+        if kind == "word_mc":
+            opts, ans = _mc_options(rng, word, WORDS)
+            row.update(options=repr(opts), answer=ans, explanation=f"The image shows the word {word}.")
+        else:
+            row.update(options="[]", answer=word.capitalize(), question_type="open")
+    elif kind in ("chart_mc", "chart_open"):
+        values = rng.sample(range(2, 10), 4)
+        row["image_1"] = _labelled_bars(CHART_LABELS, values, mid, mid)
+        row["img_type"] = "['Plots and Charts']"
+        if kind == "chart_mc":
+            opts = list(CHART_LABELS)
+            row.update(question="According to the bar chart in <image 1>, which bar has the largest value?",
+                       options=repr(opts), answer="ABCD"[values.index(max(values))])
+        else:
+            k = rng.randrange(4)
+            row.update(question=f"What is the value of bar {CHART_LABELS[k]} in <image 1>?", options="[]",
+                       answer=str(values[k]), question_type="open")
+    elif kind == "fraction_open":
+        row["image_1"] = _text_image(["3/4"], big)
+        row.update(question="Which number is written in <image 1>? Give it as a fraction or a decimal.", options="[]",
+                   answer=repr(["3/4", "0.75"]), question_type="open", img_type="['Mathematical Notations']")
+    elif kind == "two_images":
+        a, b = rng.randint(2, 19), rng.randint(20, 60)
+        row["image_1"] = _text_image([f"a = {a}"], big)
+        row["image_2"] = _text_image([f"b = {b}"], big)
+        opts, ans = _mc_options(rng, str(b - a), [str(b - a + k) for k in (-10, -1, 1, 2, 10)])
+        row.update(question="<image 2> shows b and <image 1> shows a. What is b - a?", options=repr(opts), answer=ans,
+                   img_type="['Mathematical Notations']")
+    elif kind == "option_images":
+        word, other = rng.sample(WORDS, 2)
+        row["image_1"] = _text_image([word], big, size=(420, 150))
+        pair = [word, other]
+        rng.shuffle(pair)
+        row["image_2"] = _text_image([pair[0]], big, size=(420, 150))
+        row["image_3"] = _text_image([pair[1]], big, size=(420, 150))
+        row.update(question="<image 1> shows a word. Which option shows the same word?",
+                   options=repr(["<image 2>", "<image 3>", "None of them"]), answer="AB"[pair.index(word)])
+    else:
+        raise ValueError(kind)
+    row["id"] = qid
+    return row
+
+
+def _hf_parquet(path: Path, rows: list[dict], columns, image_columns, int_columns=()) -> None:
+    """Write rows as the hub does: image cells are ``{"bytes", "path"}`` structs and the
+    ``huggingface`` schema metadata declares them as ``Image`` features (datasets decodes them)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    image_type = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    fields, features = [], {}
+    for col in columns:
+        if col in image_columns:
+            fields.append(pa.field(col, image_type))
+            features[col] = {"_type": "Image"}
+        elif col in int_columns:
+            fields.append(pa.field(col, pa.int64()))
+            features[col] = {"dtype": "int64", "_type": "Value"}
+        else:
+            fields.append(pa.field(col, pa.string()))
+            features[col] = {"dtype": "string", "_type": "Value"}
+    meta = {b"huggingface": json.dumps({"info": {"features": features}}).encode()}
+    data = {}
+    for col in columns:
+        values = []
+        for r in rows:
+            v = r.get(col)
+            if col in image_columns and v is not None:
+                v = {"bytes": _png(v) if isinstance(v, Image.Image) else v, "path": None}
+            values.append(v)
+        data[col] = values
+    table = pa.Table.from_pydict(data, schema=pa.schema(fields, metadata=meta))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+
+
+def make_mmmu_demo(out_dir, seed: int = SEED + 2) -> dict:
+    """MMMU demo in the hub layout: ``<out_dir>/<Subject>/{dev,validation,test}-00000-of-00001.parquet``.
+
+    8 subjects covering all 6 disciplines; validation 3 items each (20 multiple choice, 4 open:
+    two numeric, one word, one list-string gold ``"['3/4', '0.75']"``; one item with two images
+    referenced as ``<image 2>`` then ``<image 1>``; one with images as options), dev 1 each with
+    an explanation, test 1 each with answer ``"?"`` (withheld). Spec §3.1.
+    """
+    out = Path(out_dir)
+    rng = random.Random(seed)
+    counts = {}
+    for s_index, (subject, (subfield, kinds)) in enumerate(MMMU_SUBJECTS.items()):
+        plan = {"dev": ("expr_mc",), "validation": kinds, "test": ("word_mc",)}
+        for split, split_kinds in plan.items():
+            rows = []
+            for n, kind in enumerate(split_kinds, start=1):
+                row = _mmmu_item(rng, kind, f"{split}_{subject}_{n}")
+                row.update(subfield=subfield, topic_difficulty=DIFFICULTIES[(s_index + n) % 3])
+                if split != "dev":
+                    row["explanation"] = ""
+                if split == "test":
+                    row["answer"] = "?"
+                rows.append(row)
+            _hf_parquet(out / subject / f"{split}-00000-of-00001.parquet", rows, MMMU_COLUMNS,
+                        {f"image_{k}" for k in range(1, 8)})
+            counts[split] = counts.get(split, 0) + len(rows)
+    return {"source": str(out), "subjects": list(MMMU_SUBJECTS), "splits": list(counts), "counts": counts}
+
+
+CJK_FONT_CANDIDATES = (
+    "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc",
+    "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
+    "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
+    "/usr/share/fonts/opentype/noto/NotoSansCJKsc-Regular.otf",
+    "/usr/share/fonts/truetype/noto/NotoSansCJK-Regular.ttc",
+)
+
+
+def cjk_font_path() -> str | None:
+    """A font with Chinese glyphs (Debian: ``fonts-wqy-zenhei`` or ``fonts-noto-cjk``), or None."""
+    for p in CJK_FONT_CANDIDATES:
+        if Path(p).is_file():
+            return p
+    return None
+
+
+CMMMU_PLAN = {  # category folder -> [(subcategory, kind), ...] for val; dev/test add one each
+    "art_and_design": [("设计", "mc_value"), ("艺术", "tf_word"), ("设计", "fill_word")],
+    "business": [("会计", "mc_multi"), ("经济", "tf_chart"), ("管理", "mc_value"), ("会计", "fill_sum")],
+    "science": [("数学", "mc_value"), ("物理", "mc_option_images"), ("数学", "tf_word"), ("物理", "fill_sum")],
+    "health_and_medicine": [("制药", "mc_value"), ("临床医学", "tf_chart"), ("制药", "fill_word")],
+    "humanities_and_social_sciences": [("历史", "mc_value"), ("心理学", "tf_word"), ("历史", "fill_sum")],
+    "technology_and_engineering": [("计算机科学", "mc_multi"), ("电子学", "tf_word"), ("计算机科学", "fill_word")],
+}
+CN_WORDS = (("北京", "BEIJING"), ("长城", "GREAT WALL"), ("熊猫", "PANDA"), ("黄河", "HUANG HE"), ("上海", "SHANGHAI"))
+CN_LABELS = (("甲", "JIA"), ("乙", "YI"), ("丙", "BING"))
+IMG_TYPES_CN = {"mc": "公式", "tf_chart": "图表", "word": "其他"}
+
+
+class _CmmmuWriter:
+    """Collects one split's records and image files for the official layout (and the HF copy)."""
+
+    def __init__(self, root: Path, zh_font: str | None):
+        self.root, self.zh_font = root, zh_font
+        self.images: dict[str, Image.Image] = {}
+
+    def font(self, size: int):
+        return ImageFont.truetype(self.zh_font, size) if self.zh_font else _font(size)
+
+    def text(self, zh: str, latin: str, size=(420, 150)) -> Image.Image:
+        """Chinese text with a CJK font; the Latin fallback without one (README says which)."""
+        return _text_image([zh if self.zh_font else latin], self.font(64), size)
+
+
+def _cmmmu_record(w: _CmmmuWriter, rng: random.Random, qid: int, category: str, subcategory: str, kind: str) -> dict:
+    q_img = f"q_{qid}_001.png"
+    rec = {"id": qid, "type": None, "source_type": "demo", "source": "mmbench demo", "question": None}
+    rec.update({f"option{i}": None for i in range(1, 5)})
+    rec.update(answer=None, analysis=None, distribution="本科", difficulty_level=("easy", "middle", "hard")[qid % 3],
+               img_list=[q_img], category=category, subcategory=subcategory, subfield=[subcategory + "基础"],
+               img_type=[IMG_TYPES_CN["word"]])
+    if kind == "mc_value":
+        v = rng.randint(11, 99)
+        w.images[q_img] = _text_image([f"x = {v}"], _font(64), (360, 150))
+        opts, ans = _mc_options(rng, str(v), [str(v + k) for k in (-11, -2, 3, 7, 10, 20)])
+        rec.update(type="选择", question=f'<img="{q_img}">图中 x 的值是多少？', answer=ans, img_type=[IMG_TYPES_CN["mc"]])
+        rec.update({f"option{i}": o for i, o in enumerate(opts, start=1)})
+    elif kind == "mc_multi":
+        nums = ["12", "7", "30", "9"]  # even numbers are options A and C: a multi-letter gold "AC"
+        w.images[q_img] = _text_image(["   ".join(nums)], _font(56), (480, 150))
+        rec.update(type="选择", question=f'<img="{q_img}">图中哪些数是偶数？', answer="AC", img_type=[IMG_TYPES_CN["mc"]])
+        rec.update({f"option{i}": o for i, o in enumerate(nums, start=1)})
+    elif kind == "mc_option_images":
+        (zh, latin), (zh2, latin2) = rng.sample(CN_WORDS, 2)
+        names = [f"a_{qid}_00{i}.png" for i in (1, 2)]
+        w.images[q_img] = w.text(zh, latin)
+        order = [(zh, latin), (zh2, latin2)]
+        rng.shuffle(order)
+        for name, (z, lt) in zip(names, order):
+            w.images[name] = w.text(z, lt)
+        rec.update(type="选择", question=f'<img="{q_img}">哪个选项中的图片与题目中的图片写着相同的词语？',
+                   answer="AB"[order.index((zh, latin))], img_list=[q_img, *names])
+        rec.update(option1=f'<img="{names[0]}">', option2=f'<img="{names[1]}">', option3="都不是", option4="无法判断")
+    elif kind == "tf_word":
+        (zh, latin), (zh2, _) = rng.sample(CN_WORDS, 2)
+        w.images[q_img] = w.text(zh, latin)
+        claim_true = qid % 2 == 0
+        rec.update(type="判断", question=f'<img="{q_img}">图中写的词语是“{zh if claim_true else zh2}”。',
+                   answer="对" if claim_true else "错")
+    elif kind == "tf_chart":
+        values = rng.sample(range(2, 10), 3)
+        labels = [zh if w.zh_font else latin for zh, latin in CN_LABELS]
+        w.images[q_img] = _labelled_bars(labels, values, w.font(44), _font(44))
+        k = rng.randrange(3)
+        rec.update(type="判断", question=f'<img="{q_img}">图中{CN_LABELS[k][0]}的数值最大。',
+                   answer="对" if values[k] == max(values) else "错", img_type=[IMG_TYPES_CN["tf_chart"]])
+    elif kind == "fill_sum":
+        a, b = rng.randint(2, 40), rng.randint(2, 40)
+        w.images[q_img] = _text_image([f"{a} + {b} = ?"], _font(64), (420, 150))
+        rec.update(type="填空", question=f'<img="{q_img}">图中算式的结果是___。', answer=str(a + b), img_type=[IMG_TYPES_CN["mc"]])
+    elif kind == "fill_word":
+        zh, latin = rng.choice(CN_WORDS)
+        w.images[q_img] = w.text(zh, latin)
+        rec.update(type="填空", question=f'<img="{q_img}">图中写的词语是___。', answer=zh if w.zh_font else latin)
+    else:
+        raise ValueError(kind)
+    return rec
+
+
+def make_cmmmu_demo(out_dir, seed: int = SEED + 3) -> dict:
+    """CMMMU demo: the official layout ``<out_dir>/cmmmu-data-{dev,val,test}/<category>/<category>.jsonl``
+    with image files beside each file, and the same records in the HF layout under
+    ``<out_dir>/hf/<category>/{dev,val,test}-00000-of-00001.parquet`` (spec §4.1).
+
+    val: 3-4 items per category (选择 incl. the multi-letter gold "AC" and option images, 判断 对/错,
+    填空); dev: one 选择 per category with ``analysis``; test: one item per category without
+    ``answer``/``analysis``. Chinese text is drawn with a CJK font when one is installed (see
+    ``cjk_font_path``), else its Latin transliteration.
+    """
+    from .parsing.cmmmu import CATEGORY_FOLDER
+
+    folder_to_category = {f: c for c, f in CATEGORY_FOLDER.items()}
+    out = Path(out_dir)
+    rng = random.Random(seed)
+    zh_font = cjk_font_path()
+    next_id = 10001
+    counts: dict[str, int] = {}
+    hf_columns = ("id", "type", "source_type", "source", "question", "option1", "option2", "option3", "option4",
+                  "answer", "analysis", "distribution", "difficulty_level", "subcategory", "category", "subfield",
+                  "img_type", *(f"image_{i}_filename" for i in range(1, 6)), *(f"image_{i}" for i in range(1, 6)))
+    for split in ("dev", "val", "test"):
+        for folder, plan in CMMMU_PLAN.items():
+            category = folder_to_category[folder]
+            if split == "dev":
+                plan = [(plan[0][0], "mc_value")]
+            elif split == "test":
+                plan = [(plan[-1][0], plan[-1][1])]
+            w = _CmmmuWriter(out / f"cmmmu-data-{split}" / folder, zh_font)
+            records = []
+            for subcategory, kind in plan:
+                rec = _cmmmu_record(w, rng, next_id, category, subcategory, kind)
+                next_id += 1
+                if split == "dev":
+                    rec["analysis"] = "图中直接写出了 x 的值。"
+                if split == "test":
+                    rec.pop("answer")
+                    rec.pop("analysis")
+                records.append(rec)
+            w.root.mkdir(parents=True, exist_ok=True)
+            for name, img in w.images.items():
+                _save(img, w.root / name)
+            (w.root / f"{folder}.jsonl").write_text(
+                "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+            hf_rows = []
+            for r in records:
+                row = {k: v for k, v in r.items() if k != "img_list"}
+                row["subfield"], row["img_type"] = repr(r["subfield"]), repr(r["img_type"])
+                for i, name in enumerate(r["img_list"], start=1):
+                    row[f"image_{i}_filename"], row[f"image_{i}"] = name, w.images[name]
+                hf_rows.append(row)
+            _hf_parquet(out / "hf" / folder / f"{split}-00000-of-00001.parquet", hf_rows, hf_columns,
+                        {f"image_{i}" for i in range(1, 6)}, int_columns={"id"})
+            counts[split] = counts.get(split, 0) + len(records)
+    return {"root": str(out), "hf_root": str(out / "hf"), "splits": list(counts), "counts": counts,
+            "cjk_font": zh_font}
+
+
 def make_demo(out_dir, seed: int = SEED) -> dict:
     """Write every demo set under ``out_dir`` plus ``out_dir/README.md``; returns their paths by benchmark."""
     out = Path(out_dir)
     paths = make_seed_demo(out, seed)
-    (out / "README.md").write_text(README_SEED.format(codecs=paths["seed"]["video_codecs"]), encoding="utf-8")
+    paths["mmmu"] = make_mmmu_demo(out / "mmmu", seed + 2)
+    paths["cmmmu"] = make_cmmmu_demo(out / "cmmmu", seed + 3)
+    font = paths["cmmmu"]["cjk_font"]
+    readme = README_SEED.format(codecs=paths["seed"]["video_codecs"]) + README_MMMU_CMMMU.format(
+        font=f"the CJK font `{font}`" if font else "no CJK font (none installed): their Latin transliterations")
+    (out / "README.md").write_text(readme, encoding="utf-8")
     return paths
 
 
@@ -1038,7 +1385,34 @@ Load with `seed2.load(annotation_file, cc3m_dir, seed_bench_v2_dir, level="L3")`
 """
 
 
-DEMO_VERSION = 1  # bump when the generator's output changes
+README_MMMU_CMMMU = """
+## MMMU (`mmmu/`), the hub layout of `MMMU/MMMU` (spec §3.1)
+
+    mmmu/<Subject>/{{dev,validation,test}}-00000-of-00001.parquet
+
+8 subjects, all 6 disciplines: Accounting, Art, Computer_Science, Electronics, History, Math,
+Pharmacy, Physics. validation: 3 per subject (20 multiple choice, 4 open, one of them with the
+list-string gold `"['3/4', '0.75']"`; `validation_Computer_Science_3` refers to `<image 2>`
+before `<image 1>`; `validation_Art_2` has images as options). dev: 1 per subject with an
+explanation. test: 1 per subject, answer `"?"`. `options` and `img_type` are Python-list
+strings; image cells are `{{bytes, path}}` structs declared as `Image` features.
+
+Load with `mmmu.load("<demo>/mmmu", split="validation")`.
+
+## CMMMU (`cmmmu/`), the official repository layout (spec §4.1)
+
+    cmmmu/cmmmu-data-{{dev,val,test}}/<category>/<category>.jsonl   + q_<id>_001.png, a_<id>_00k.png beside it
+    cmmmu/hf/<category>/{{dev,val,test}}-00000-of-00001.parquet       the same records in the HF layout
+
+val: 20 items over the 6 categories: 选择 (two with the multi-letter gold "AC", one with option
+images), 判断 (对/错) and 填空. dev: one 选择 per category with `analysis`; test: one item per
+category without `answer`. Chinese text in the images is drawn with {font}.
+
+Load with `cmmmu.load("<demo>/cmmmu", split="val")` or `cmmmu.load("<demo>/cmmmu/hf", split="val")`.
+"""
+
+
+DEMO_VERSION = 2  # bump when the generator's output changes
 
 
 def ensure_demo(data_dir="data/demo", force: bool = False) -> dict:

@@ -45,15 +45,31 @@ def _run(items, adapter, tmp_path, scorer):
 
 
 def test_generated_folder_is_judged_by_clip(part3, demo, judge, tmp_path):
-    scorer = ImageOutputScorer(judge, demo["seed2"]["generated_dir"])
+    # a "generated" image identical to one candidate has cosine similarity 1 with it, whatever the weights
+    folder = tmp_path / "gen"
+    folder.mkdir()
+    picks = {}
+    for k, it in enumerate(part3):
+        letter = "ABCD"[k % 4]
+        shutil.copy(it.choice_images["ABCD".index(letter)], folder / f"{it.id}.png")
+        picks[it.id] = letter
     answers = {it.id: it.answer for it in part3}
-    rows = _run(part3, TextOracle(answers), tmp_path, scorer)
+    rows = _run(part3, TextOracle(answers), tmp_path / "run", ImageOutputScorer(judge, str(folder)))
     for it in part3:
         r = rows[it.id]
         assert r["status"] == "ok" and len(r["clip_similarity"]) == 4
-        assert r["image_prediction"] == it.answer  # the generated image is a near-copy of the right candidate
-        assert r["correct"] is True
+        assert r["image_prediction"] == picks[it.id]
+        assert max(r["clip_similarity"]) == pytest.approx(1.0, abs=1e-5)
+        assert r["correct"] is (picks[it.id] == it.answer)
     assert {it.output for it in part3} == {"image", "text+image"}
+
+
+def test_demo_generated_images_are_scored_by_the_most_similar_candidate(part3, demo, judge, tmp_path):
+    rows = _run(part3, TextOracle({it.id: it.answer for it in part3}), tmp_path,
+                ImageOutputScorer(judge, demo["seed2"]["generated_dir"]))
+    for r in rows.values():
+        sims = r["clip_similarity"]
+        assert r["image_prediction"] == "ABCD"[sims.index(max(sims))]
 
 
 def test_dim27_wrong_text_means_wrong_without_scoring_the_image(part3, demo, judge, tmp_path):
