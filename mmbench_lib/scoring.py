@@ -94,6 +94,8 @@ SCORERS = {"reference": ReferenceScorer}
 
 
 def get_scorer(name: str = "reference"):
+    if name not in SCORERS:
+        from . import engine  # noqa: F401  (registers "shared-prefix")
     try:
         return SCORERS[name]()
     except KeyError:

@@ -63,6 +63,8 @@ class DecoderOnlyAdapter:
         )
 
     def score_choices(self, requests: list[ScoreRequest]) -> list[list[ChoiceScore]]:
+        if hasattr(self.scorer, "score_many"):  # batches questions together (mmbench_lib.engine)
+            return self.scorer.score_many(self.model, [self.prepare(r) for r in requests])
         return [self.scorer.score(self.model, self.prepare(r)) for r in requests]
 
     @torch.inference_mode()

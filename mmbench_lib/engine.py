@@ -1,0 +1,362 @@
+"""A likelihood engine that reads each question and image once.
+
+``ReferenceScorer`` runs ``prefix + choice`` through the model once per choice, so a question
+with four choices pays for its prefix (image tokens + question) four times. ``SharedPrefixScorer``
+gives the same numbers (within float rounding) for a fraction of the work:
+
+1. **prefix pass**: the prefix (with ``pixel_values`` and any other family inputs) goes through
+   the model once, keeping its key/value cache and only the last position's logits, which
+   give every choice's first-token log-probability;
+2. **choice pass**: the cache is copied once per choice row (``DynamicCache`` rows selected with
+   repeats) and all choices of the question, right-padded with an attention mask, go through
+   ONE batched forward. A choice of ``L`` tokens only needs its first ``L - 1`` tokens as input
+   (the last token's output is never scored), so one-token choices cost nothing beyond the
+   prefix pass.
+
+``score_many`` batches several questions (lm-evaluation-harness style): questions are sorted
+longest first, cut into groups that fit a token budget, and results come back in input order.
+Text-only prefixes of a group are run together, left-padded with explicit ``position_ids``;
+prefixes with images run one at a time and their caches are left-padded and stacked. Rows from
+different questions then share the choice pass with per-row ``position_ids`` (``prefix length +
+offset``), while the causal mask is laid out on the padded cache index. On an out-of-memory
+error the group is halved and retried; a single question then halves its choice rows; a
+single choice that still does not fit falls back to ``ReferenceScorer``.
+
+Mixing questions of different prefix lengths needs plain 1-D rotary positions and full
+attention layers; models with multimodal rotary positions (Qwen-VL's M-RoPE) or sliding-window
+caches are scored one question at a time (still one prefix pass + one choice pass each), where
+the model derives positions from the cache itself exactly as in ``ReferenceScorer``.
+"""
+from __future__ import annotations
+
+import copy
+import gc
+import inspect
+
+import torch
+
+from .models.base import ChoiceScore
+from .scoring import SCORERS, Prepared, ReferenceScorer, choice_scores
+
+_TOKEN_KEYS = ("input_ids", "attention_mask")
+
+
+def is_oom(exc: BaseException) -> bool:
+    """CUDA (or any accelerator) out-of-memory, whichever way torch reports it."""
+    if isinstance(exc, torch.cuda.OutOfMemoryError):
+        return True
+    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+
+
+def _free_memory() -> None:
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _text_config(model):
+    cfg = getattr(model, "config", None)
+    if cfg is None:
+        return None
+    try:
+        return cfg.get_text_config(decoder=True)
+    except Exception:  # noqa: BLE001 - old or custom configs
+        return cfg
+
+
+def _plain_layers(cache) -> bool:
+    from transformers.cache_utils import DynamicLayer
+
+    return all(type(layer) is DynamicLayer for layer in getattr(cache, "layers", [None]))
+
+
+def _select_rows(cache, idx: torch.Tensor):
+    """A new cache holding rows ``idx`` of ``cache`` (repeats allowed); ``cache`` is left as is."""
+    from transformers import DynamicCache
+
+    if _plain_layers(cache):
+        data = []
+        for layer in cache.layers:
+            if layer.keys is None or not layer.is_initialized:
+                data.append((None, None))
+            else:
+                i = idx.to(layer.keys.device)
+                data.append((layer.keys.index_select(0, i), layer.values.index_select(0, i)))
+        return DynamicCache(data)
+    new = copy.deepcopy(cache)
+    new.batch_select_indices(idx)
+    return new
+
+
+def _stack_left_padded(caches, lengths, width):
+    """Stack batch-1 plain caches into one, each left-padded with zeros to ``width`` positions."""
+    from transformers import DynamicCache
+
+    data = []
+    for layers in zip(*(c.layers for c in caches)):
+        if any(layer.keys is None for layer in layers):
+            data.append((None, None))
+            continue
+        ks, vs = [], []
+        for layer, n in zip(layers, lengths):
+            pad = (0, 0, width - n, 0)
+            ks.append(torch.nn.functional.pad(layer.keys, pad))
+            vs.append(torch.nn.functional.pad(layer.values, pad))
+        data.append((torch.cat(ks, 0), torch.cat(vs, 0)))
+    return DynamicCache(data)
+
+
+class _Prefixes:
+    """The prefix pass of a group: cache, last logits, padded mask and per-row offsets."""
+
+    def __init__(self, cache, last_logits, mask, lengths, mixed):
+        self.cache = cache  # batch B, Ppad cached positions (left padding)
+        self.last_logits = last_logits  # (B, V)
+        self.mask = mask  # (B, Ppad) attention mask of the cached positions
+        self.lengths = lengths  # real prefix lengths P_i
+        self.mixed = mixed  # several questions: explicit position_ids needed
+
+
+class SharedPrefixScorer:
+    """Same results as ``ReferenceScorer``: one prefix pass and one batched choice pass per question.
+
+    ``token_budget`` bounds the padded tokens of one group (prefix tokens + cached tokens copied
+    per choice row + choice tokens); ``None`` picks 8192 on the CPU and a value from free memory
+    on CUDA. ``max_questions`` caps a group; it is halved for good after an out-of-memory error.
+    """
+
+    name = "shared-prefix"
+
+    def __init__(self, token_budget: int | None = None, max_questions: int = 64):
+        self.token_budget = token_budget
+        self.max_questions = max(1, int(max_questions))
+        self.max_rows: int | None = None  # rows per choice pass, set only after an OOM on one question
+        self.oom_events = 0
+
+    # ------------------------------------------------------------------ public API
+    def score(self, model, prepared: Prepared) -> list[ChoiceScore]:
+        return self.score_many(model, [prepared])[0]
+
+    @torch.inference_mode()
+    def score_many(self, model, prepared_list: list[Prepared]) -> list[list[ChoiceScore]]:
+        n = len(prepared_list)
+        results: list = [None] * n
+        if not n:
+            return results
+        mixable = self._mixable(model)
+        budget = self.token_budget or self._default_budget(model)
+        costs = [self._cost([p]) for p in prepared_list]
+        # longest first (OOM shows up at once, similar lengths end up together), stable on ties
+        order = sorted(range(n), key=lambda i: (-costs[i], i))
+        pos = 0
+        while pos < n:
+            size = self._group_size(prepared_list, order, pos, budget) if mixable else 1
+            chunk = order[pos:pos + size]
+            group = [prepared_list[i] for i in chunk]
+            out, oom = None, False
+            try:
+                out = self._score_group(model, group, self.max_rows if size == 1 else None)
+            except Exception as e:  # noqa: BLE001
+                if not is_oom(e):
+                    raise
+                oom = True
+            if oom:  # retried outside the handler, so the traceback's tensors are freed first
+                self.oom_events += 1
+                _free_memory()
+                if size > 1:
+                    self.max_questions = max(1, size // 2)
+                    continue
+                rows = sum(1 for c in group[0].continuations if len(c) > 1)
+                current = min(self.max_rows or rows, rows)
+                if current > 1:
+                    self.max_rows = max(1, current // 2)
+                    continue
+                out = [ReferenceScorer().score(model, group[0])]
+            for i, s in zip(chunk, out):
+                results[i] = s
+            pos += size
+        return results
+
+    # ------------------------------------------------------------------ planning
+    @staticmethod
+    def _mixable(model) -> bool:
+        """Questions of different prefix lengths can share a forward: 1-D rotary positions, full attention."""
+        cfg = _text_config(model)
+        if cfg is None:
+            return False
+        inner = getattr(model, "model", None)
+        if hasattr(model, "get_rope_index") or hasattr(inner, "get_rope_index"):
+            return False  # multimodal rotary positions (Qwen-VL family): positions are not 1-D
+        rope = getattr(cfg, "rope_parameters", None) or getattr(cfg, "rope_scaling", None) or {}
+        if "mrope" in repr(rope):
+            return False
+        types = getattr(cfg, "layer_types", None)
+        if types is not None:
+            return all(t == "full_attention" for t in types)
+        return getattr(cfg, "sliding_window", None) is None or not getattr(cfg, "use_sliding_window", True)
+
+    @staticmethod
+    def _cost(group: list[Prepared]) -> int:
+        """Padded token slots of a group: prefixes, cache copied per choice row, choice tokens."""
+        p_pad = max(p.inputs["input_ids"].shape[1] for p in group)
+        rows = [len(c) - 1 for p in group for c in p.continuations if len(c) > 1]
+        l_pad = max(rows, default=0)
+        return len(group) * p_pad + len(rows) * (p_pad + l_pad)
+
+    def _group_size(self, prepared_list, order, pos, budget) -> int:
+        size = 1
+        while pos + size < len(order) and size < self.max_questions:
+            group = [prepared_list[i] for i in order[pos:pos + size + 1]]
+            if self._cost(group) > budget:
+                break
+            size += 1
+        return size
+
+    @staticmethod
+    def _default_budget(model) -> int:
+        try:
+            param = next(model.parameters())
+        except (AttributeError, StopIteration):
+            return 8192
+        if param.device.type != "cuda":
+            return 8192
+        cfg = _text_config(model)
+        hidden = getattr(cfg, "hidden_size", 4096)
+        heads = getattr(cfg, "num_attention_heads", 32)
+        kv_heads = getattr(cfg, "num_key_value_heads", None) or heads
+        head_dim = getattr(cfg, "head_dim", None) or hidden // heads
+        layers = getattr(cfg, "num_hidden_layers", 32)
+        inter = getattr(cfg, "intermediate_size", 4 * hidden)
+        elt = param.element_size()
+        per_token = 2 * layers * kv_heads * head_dim * elt + (8 * hidden + 2 * inter) * elt
+        free, _ = torch.cuda.mem_get_info(param.device)
+        return int(min(max(0.5 * free / per_token, 512), 1 << 18))
+
+    # ------------------------------------------------------------------ the two passes
+    def _score_group(self, model, group: list[Prepared], max_rows: int | None) -> list[list[ChoiceScore]]:
+        pre = self._prefix_pass(model, group)
+        if pre is None:  # caches that cannot be stacked: one question at a time
+            return [s for p in group for s in self._score_group(model, [p], max_rows)]
+        device = pre.last_logits.device
+        # every choice's first token: from the prefix's last logits, one gather for the group
+        heads = [(q, c, cont[0]) for q, p in enumerate(group) for c, cont in enumerate(p.continuations) if cont]
+        first = torch.log_softmax(pre.last_logits.float(), dim=-1)  # (B, V)
+        if heads:
+            qi = torch.tensor([q for q, _, _ in heads], device=device)
+            ti = torch.tensor([t for _, _, t in heads], device=device)
+            first_lp = first[qi, ti].cpu()
+        logprobs = [[torch.zeros(0) for _ in p.continuations] for p in group]
+        for k, (q, c, _) in enumerate(heads):
+            logprobs[q][c] = first_lp[k : k + 1]
+        rows = [(q, c, cont) for q, p in enumerate(group) for c, cont in enumerate(p.continuations) if len(cont) > 1]
+        step = max_rows or len(rows) or 1
+        for start in range(0, len(rows), step):
+            chunk = rows[start:start + step]
+            rest = self._choice_pass(model, group, pre, chunk, device)
+            for (q, c, _), lp in zip(chunk, rest):
+                logprobs[q][c] = torch.cat([logprobs[q][c], lp])
+        return [choice_scores(lps) for lps in logprobs]
+
+    def _prefix_pass(self, model, group: list[Prepared]) -> _Prefixes | None:
+        keep = {"logits_to_keep": 1} if _accepts(model, "logits_to_keep") else {}
+        if len(group) == 1:
+            inputs = group[0].inputs
+            out = model(**inputs, use_cache=True, **keep)
+            p_len = inputs["input_ids"].shape[1]
+            mask = inputs.get("attention_mask")
+            if mask is None:
+                mask = torch.ones_like(inputs["input_ids"])
+            return _Prefixes(out.past_key_values, out.logits[:, -1], mask, [p_len], mixed=False)
+        extend = group[0].extend
+        lengths = [p.inputs["input_ids"].shape[1] for p in group]
+        width = max(lengths)
+        if all(_text_only(p) for p in group):
+            ids = group[0].inputs["input_ids"]
+            device = ids.device
+            batch = {}
+            for name in group[0].inputs:
+                fill = 0 if name in ("input_ids", "attention_mask") else extend[name]
+                rows = []
+                for p, n in zip(group, lengths):
+                    t = p.inputs[name]
+                    rows.append(torch.cat([torch.full((1, width - n), fill, dtype=t.dtype, device=device), t], 1))
+                batch[name] = torch.cat(rows, 0)
+            if "attention_mask" not in batch:
+                batch["attention_mask"] = torch.cat(
+                    [torch.cat([torch.zeros(1, width - n, dtype=torch.long, device=device),
+                                torch.ones(1, n, dtype=torch.long, device=device)], 1) for n in lengths], 0)
+            offsets = torch.tensor([width - n for n in lengths], device=device).view(-1, 1)
+            position_ids = (torch.arange(width, device=device).view(1, -1) - offsets).clamp(min=0)
+            out = model(**batch, position_ids=position_ids, use_cache=True, **keep)
+            return _Prefixes(out.past_key_values, out.logits[:, -1], batch["attention_mask"], lengths, mixed=True)
+        # prefixes with images (or other family inputs): one pass each, caches stacked left-padded
+        caches, last, masks = [], [], []
+        for p, n in zip(group, lengths):
+            out = model(**p.inputs, use_cache=True, **keep)
+            if not _plain_layers(out.past_key_values):
+                return None
+            caches.append(out.past_key_values)
+            last.append(out.logits[:, -1])
+            m = p.inputs.get("attention_mask")
+            if m is None:
+                m = torch.ones_like(p.inputs["input_ids"])
+            masks.append(torch.cat([torch.zeros(1, width - n, dtype=m.dtype, device=m.device), m], 1))
+            del out
+        cache = _stack_left_padded(caches, lengths, width)
+        del caches
+        return _Prefixes(cache, torch.cat(last, 0), torch.cat(masks, 0), lengths, mixed=True)
+
+    def _choice_pass(self, model, group, pre: _Prefixes, rows, device) -> list[torch.Tensor]:
+        """One forward over the rows' choice tokens (all but the last), right-padded; log-probs of tokens 1..L-1."""
+        n_rows = len(rows)
+        width = max(len(cont) - 1 for _, _, cont in rows)
+        ids = torch.zeros(n_rows, width, dtype=torch.long, device=device)
+        targets = torch.zeros(n_rows, width, dtype=torch.long, device=device)
+        choice_mask = torch.zeros(n_rows, width, dtype=pre.mask.dtype, device=device)
+        for r, (_, _, cont) in enumerate(rows):
+            t = torch.tensor(cont, dtype=torch.long, device=device)
+            ids[r, : len(cont) - 1] = t[:-1]
+            targets[r, : len(cont) - 1] = t[1:]
+            choice_mask[r, : len(cont) - 1] = 1
+        q_idx = torch.tensor([q for q, _, _ in rows], dtype=torch.long, device=device)
+        kw = {
+            "input_ids": ids,
+            "attention_mask": torch.cat([pre.mask.to(device).index_select(0, q_idx), choice_mask], 1),
+            "past_key_values": _select_rows(pre.cache, q_idx),
+            "use_cache": True,
+        }
+        if pre.mixed:
+            starts = torch.tensor([pre.lengths[q] for q, _, _ in rows], device=device).view(-1, 1)
+            kw["position_ids"] = starts + torch.arange(width, device=device).view(1, -1)
+        prefix_inputs = group[0].inputs
+        for name, fill in group[0].extend.items():
+            if name != "attention_mask" and name in prefix_inputs and prefix_inputs[name] is not None:
+                kw[name] = torch.full((n_rows, width), fill, dtype=prefix_inputs[name].dtype, device=device)
+        logits = model(**kw).logits
+        del kw
+        picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1).float()
+        lse = torch.logsumexp(logits.float(), dim=-1)
+        lp = (picked - lse).cpu()
+        return [lp[r, : len(cont) - 1] for r, (_, _, cont) in enumerate(rows)]
+
+
+def _accepts(model, name: str) -> bool:
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return name in params
+
+
+def _text_only(p: Prepared) -> bool:
+    """Only per-token tensors of shape (1, P): the prefix can be left-padded into a batch."""
+    n = p.inputs["input_ids"].shape[1]
+    for name, v in p.inputs.items():
+        if name not in _TOKEN_KEYS and name not in p.extend:
+            return False
+        if not isinstance(v, torch.Tensor) or v.dim() != 2 or tuple(v.shape) != (1, n):
+            return False
+    return True
+
+
+SCORERS["shared-prefix"] = SharedPrefixScorer

@@ -1,0 +1,210 @@
+"""The shared-prefix engine gives ReferenceScorer's numbers: text (real SmolLM2) and LLaVA with images.
+
+The real SmolLM2 runs only the SEED-style exactness test (the CPU is slow); batching order, the
+out-of-memory fallback and edge cases run on a tiny random-weight Llama with large weights, so
+that a wrong position or mask shows up far above the tolerance.
+"""
+import math
+
+import pytest
+import torch
+from PIL import Image
+
+from mmbench_lib.engine import SharedPrefixScorer, is_oom
+from mmbench_lib.models.base import IMAGE, ScoreRequest
+from mmbench_lib.models.hf import HFCausalLM, ImageTextToText
+from mmbench_lib.scoring import Prepared, ReferenceScorer, get_scorer, pick
+
+TOL = 1e-4  # fp32 on the CPU
+
+#: SEED-style four-choice questions; choices of 1 to 7 tokens, " Blue" a prefix of " Blue sky ..."
+SEED_TEXT = [
+    ("What colour is the sky in the picture?",
+     [" Blue", " Blue sky with a few white clouds", " Green", " A red brick wall"]),
+    ("How many people are on the bench?", [" Two", " Three", " Four people", " Nobody is sitting there"]),
+    ("Where is the cat?", [" On the sofa", " Under the table near the window", " In a box", " Outside"]),
+    ("What is the weather like?", [" Sunny", " Rainy", " Snowing heavily over the mountains", " Foggy"]),
+    ("What is the man holding?", [" A cup of coffee", " A phone", " An umbrella", " Nothing"]),
+    ("Which object is closest to the camera?",
+     [" The kettle", " The fridge", " The kitchen table", " A bowl of fruit"]),
+]
+
+
+def _prompt(q):
+    return f"{IMAGE}Question: {q}\nAnswer:"
+
+
+def _assert_same(ref, eng):
+    assert len(ref) == len(eng)
+    for r_q, e_q in zip(ref, eng):
+        assert [s.num_tokens for s in r_q] == [s.num_tokens for s in e_q]
+        for r, e in zip(r_q, e_q):
+            assert math.isclose(r.sum_logprob, e.sum_logprob, abs_tol=TOL), (r, e)
+            if r.num_tokens:
+                assert math.isclose(r.mean_logprob, e.mean_logprob, abs_tol=TOL), (r, e)
+            else:
+                assert r.mean_logprob == e.mean_logprob == float("-inf")
+        for reduction in ("sum", "mean"):
+            assert pick(r_q, reduction) == pick(e_q, reduction)
+
+
+@pytest.fixture(scope="module")
+def tiny_text():
+    """A 2-layer random Llama on the real SmolLM2 tokenizer, weights large enough to be peaky."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from mmbench_lib.models.tiny import tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    cfg = LlamaConfig(
+        vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=1024, initializer_range=0.3,
+        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+    )
+    torch.manual_seed(0)
+    return HFCausalLM(LlamaForCausalLM(cfg).eval(), tok, "tiny-llama")
+
+
+@pytest.fixture(scope="module")
+def smol_engine(smollm2):
+    return HFCausalLM(smollm2.model, smollm2.tokenizer, "smollm2", scorer="shared-prefix")
+
+
+@pytest.fixture(scope="module")
+def llava_engine(tiny_llava):
+    return ImageTextToText(tiny_llava.model, tiny_llava.processor, "tiny-llava", scorer="shared-prefix")
+
+
+def _images():
+    return Image.new("RGB", (40, 30), (200, 30, 30)), Image.new("RGB", (64, 48), (20, 160, 40))
+
+
+def test_registered_lazily():
+    scorer = get_scorer("shared-prefix")
+    assert isinstance(scorer, SharedPrefixScorer) and scorer.name == "shared-prefix"
+
+
+def test_text_questions_match_reference_on_smollm2(smollm2, smol_engine):
+    reqs = [ScoreRequest(f"q{i}", _prompt(q), c) for i, (q, c) in enumerate(SEED_TEXT[:4])]
+    ref = smollm2.score_choices(reqs)
+    eng = smol_engine.score_choices(reqs)  # one group: prefixes of different lengths, 16 choice rows
+    _assert_same(ref, eng)
+    assert smol_engine.describe()["scorer"] == "shared-prefix"
+    lengths = {s.num_tokens for q in eng for s in q}
+    assert min(lengths) == 1 and max(lengths) >= 6  # one-token and long choices both exercised
+    assert eng[0][0].sum_logprob > eng[0][3].sum_logprob  # a real model: "Blue" beats the brick wall
+
+
+def test_text_questions_match_reference_on_tiny_llama(tiny_text):
+    engine = HFCausalLM(tiny_text.model, tiny_text.tokenizer, "tiny-llama", scorer="shared-prefix")
+    reqs = [ScoreRequest(f"q{i}", _prompt(q), c, chat=i % 2 == 1) for i, (q, c) in enumerate(SEED_TEXT)]
+    ref = tiny_text.score_choices(reqs)
+    _assert_same(ref, engine.score_choices(reqs))
+    _assert_same(ref[:2], [engine.scorer.score(tiny_text.model, tiny_text.prepare(r)) for r in reqs[:2]])
+
+
+def test_empty_and_one_token_continuations(tiny_text):
+    p = tiny_text.prepare(ScoreRequest("q", "Question: hi\nAnswer:", [" yes"]))
+    prepared = Prepared(p.inputs, [[], p.continuations[0], p.continuations[0] + [13]], p.extend)
+    ref = ReferenceScorer().score(tiny_text.model, prepared)
+    eng = SharedPrefixScorer().score(tiny_text.model, prepared)
+    _assert_same([ref], [eng])
+    assert eng[0].num_tokens == 0 and eng[1].num_tokens == 1 and eng[2].num_tokens == 2
+
+
+def test_one_image_and_two_images_match_reference_on_tiny_llava(tiny_llava, llava_engine):
+    red, green = _images()
+    reqs = [
+        ScoreRequest("one", "Question: What colour is the square?\nAnswer:",
+                     [" Red", " Red and green stripes", " Blue", " A dog"], [red]),
+        ScoreRequest("two", f"{IMAGE}{IMAGE}Question: Which image is greener?\nAnswer:",
+                     [" The first", " The second one", " Both", " Neither of the two images"], [red, green]),
+        ScoreRequest("chat", "Is it a photo?", [" Yes", " No, it is a drawing"], [green], chat=True),
+        ScoreRequest("mid", f"Compare {IMAGE} with {IMAGE}. Same?", [" Yes", " No"], [green, red]),
+    ]
+    ref = tiny_llava.score_choices(reqs)
+    eng = llava_engine.score_choices(reqs)  # one group: caches of different lengths stacked
+    _assert_same(ref, eng)
+    for r in reqs:  # and one question at a time
+        _assert_same(tiny_llava.score_choices([r]), llava_engine.score_choices([r]))
+
+
+def test_pixel_values_only_go_through_the_prefix_pass(tiny_llava):
+    red, green = _images()
+    calls = []
+    model = _Spy(tiny_llava.model, calls)
+    request = ScoreRequest("q", "Question: what?\nAnswer:", [" Red square", " Blue circle shape"], [red, green])
+    p = tiny_llava.prepare(request)
+    SharedPrefixScorer().score(model, p)
+    assert [("pixel_values" in kw and kw["pixel_values"] is not None) for kw in calls] == [True, False]
+    assert [kw["input_ids"].shape[0] for kw in calls] == [1, 2]  # prefix once, both choices in one batch
+
+
+def test_score_many_returns_results_in_input_order(tiny_text):
+    # lengths deliberately shuffled: sorting longest-first must not leak into the output order
+    qs = [SEED_TEXT[i % len(SEED_TEXT)] for i in (3, 0, 5, 1, 4, 2, 0, 3)]
+    prepared = [tiny_text.prepare(ScoreRequest(f"q{i}", "Context. " * (i * 3 % 7) + _prompt(q), c))
+                for i, (q, c) in enumerate(qs)]
+    ref = [ReferenceScorer().score(tiny_text.model, p) for p in prepared]
+    calls = []
+    eng = SharedPrefixScorer(token_budget=1200).score_many(_Spy(tiny_text.model, calls), prepared)
+    _assert_same(ref, eng)
+    assert len(calls) < 2 * len(prepared)  # questions were batched together
+    assert max(kw["input_ids"].shape[0] for kw in calls) > 4  # choice rows of several questions in one pass
+
+
+@pytest.mark.parametrize("error", ["cuda", "runtime"])
+def test_out_of_memory_halves_and_completes(tiny_text, error):
+    qs = SEED_TEXT[:5]
+    prepared = [tiny_text.prepare(ScoreRequest(f"q{i}", "Note. " * i + _prompt(q), c)) for i, (q, c) in enumerate(qs)]
+    ref = [ReferenceScorer().score(tiny_text.model, p) for p in prepared]
+    scorer = SharedPrefixScorer(token_budget=100_000)
+    model = _OOMAbove(tiny_text.model, 2, error)
+    eng = scorer.score_many(model, prepared)
+    _assert_same(ref, eng)
+    assert scorer.oom_events >= 2 and scorer.max_questions == 1 and scorer.max_rows == 2
+    assert all(b <= 2 for b in model.ok_batches)
+
+
+def test_other_errors_are_not_swallowed(tiny_text):
+    p = tiny_text.prepare(ScoreRequest("q", "Question: hi\nAnswer:", [" yes", " no"]))
+
+    class Broken(_Spy):
+        def __call__(self, **kw):
+            raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        SharedPrefixScorer().score(Broken(tiny_text.model, []), p)
+    assert is_oom(torch.cuda.OutOfMemoryError("x")) and is_oom(RuntimeError("CUDA out of memory."))
+    assert not is_oom(RuntimeError("shape mismatch"))
+
+
+class _Spy:
+    """Forwards calls to a model and records their keyword arguments."""
+
+    def __init__(self, model, calls):
+        self.model, self.calls = model, calls
+
+    def __call__(self, **kw):
+        self.calls.append(kw)
+        return self.model(**kw)
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+
+class _OOMAbove(_Spy):
+    """Raises an out-of-memory error for any forward with a batch larger than ``k``."""
+
+    def __init__(self, model, k, kind):
+        super().__init__(model, [])
+        self.k, self.kind, self.ok_batches = k, kind, []
+
+    def __call__(self, **kw):
+        b = kw["input_ids"].shape[0]
+        if b > self.k:
+            if self.kind == "cuda":
+                raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+            raise RuntimeError("CUDA error: out of memory")
+        self.ok_batches.append(b)
+        return self.model(**kw)
