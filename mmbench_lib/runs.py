@@ -16,7 +16,7 @@ from .store import RunStore
 
 
 def outputs_root() -> Path:
-    return Path(os.environ.get("MMBENCH_OUTPUTS", manifest.repo_root() / "outputs"))
+    return manifest.resolve(os.environ.get("MMBENCH_OUTPUTS", "outputs"))
 
 
 def make_run_id(label: str = "run") -> str:
