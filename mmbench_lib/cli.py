@@ -71,6 +71,15 @@ def cmd_score_responses(a) -> int:
     return 0
 
 
+def cmd_merge(a) -> int:
+    from .shards import merge_runs
+
+    metrics = merge_runs(a.run_dirs, a.out, a.benchmark)
+    _print_summary(metrics)
+    print(f"\nmerged {metrics['counts']['items']} items into {a.out}")
+    return 0
+
+
 def cmd_metrics(a) -> int:
     from .runs import metrics_from_store
 
@@ -132,6 +141,12 @@ def main(argv=None) -> int:
     s.add_argument("--no-random", action="store_true", help="score unparseable answers wrong instead of random (not official)")
     s.add_argument("--out", required=True, help="write predictions.jsonl and summary.json here")
     s.set_defaults(func=cmd_score_responses)
+
+    s = sub.add_parser("merge", help="merge the shard files of a sharded run (checks every item is present once)")
+    s.add_argument("run_dirs", nargs="+")
+    s.add_argument("--out", required=True)
+    s.add_argument("--benchmark", help="default: from the shard manifests")
+    s.set_defaults(func=cmd_merge)
 
     s = sub.add_parser("metrics", help="recompute metrics from a run folder's predictions")
     s.add_argument("run_dir")

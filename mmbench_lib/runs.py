@@ -45,13 +45,16 @@ def evaluate_ranking(benchmark: str, data: dict, model, out_dir, recipe="seed1-p
                      batch_size: int = 8, device: str = "auto", scorer: str = "reference", limit: int | None = None,
                      seed: int = 0, parameters: dict | None = None, adapter_kwargs: dict | None = None,
                      progress: bool = True, generated_dir: str | None = None, clip_model: str = "ViT-L-14",
-                     clip_pretrained: str | None = "openai") -> dict:
+                     clip_pretrained: str | None = "openai", shard_index: int = 0, num_shards: int = 1) -> dict:
     """Load items, rank their choices with ``model``, store predictions, write and return metrics.
 
     Rerunning with the same ``out_dir`` resumes: finished items are not scored again.
     SEED-2 image-output items (dims 25-27) are scored with CLIP (``clip_model``/``clip_pretrained``)
     when the model outputs images or ``generated_dir`` holds images generated elsewhere.
+    With ``num_shards > 1`` only this shard's items are scored, into their own files; metrics
+    for the whole run come from ``mmbench merge`` (``mmbench_lib.shards.merge_runs``).
     """
+    from .shards import select
     from .image_output import ClipJudge, ImageOutputScorer
 
     import torch
@@ -60,9 +63,10 @@ def evaluate_ranking(benchmark: str, data: dict, model, out_dir, recipe="seed1-p
     items = load_items(benchmark, data)
     if limit:
         items = items[:limit]
+    items = select(items, shard_index, num_shards)
     recipe = get_recipe(recipe, reduction=reduction)
     adapter = load_adapter(model, device=device, scorer=scorer, **(adapter_kwargs or {}))
-    store = RunStore(out_dir)
+    store = RunStore(out_dir, shard=(shard_index, num_shards))
     mod = benchmarks.get(benchmark)
     image_output = ImageOutputScorer(ClipJudge(clip_model, clip_pretrained, device=getattr(adapter, "device", "cpu")),
                                      str(manifest.resolve(generated_dir)) if generated_dir else None)
@@ -70,6 +74,7 @@ def evaluate_ranking(benchmark: str, data: dict, model, out_dir, recipe="seed1-p
         **manifest.base_manifest(parameters, seed), benchmark=benchmark, data={k: str(v) for k, v in data.items()},
         data_sha256=data_hashes(data), model=adapter.describe(), recipe=recipe.to_dict(), n_items=len(items),
         image_output=image_output.describe() if any(it.needs_image_output for it in items) else None,
+        shard={"index": shard_index, "count": num_shards, "item_ids": [it.id for it in items]} if num_shards > 1 else None,
     )
     rank_items(items, adapter, store, recipe, batch_size=batch_size, progress=progress, image_output=image_output)
     metrics = summarize([r for r in store.rows() if r["id"] in {it.id for it in items}], mod.GROUPS)
@@ -147,7 +152,7 @@ def demo_args(benchmark: str, paths: dict, **filters) -> dict:
 NOTEBOOK_PARAMETERS = {
     "run_id", "benchmark", "data_dir", "annotation_file", "image_root", "video_roots", "frames_root", "dimensions",
     "cc3m_dir", "seed_bench_v2_dir", "level", "part", "model", "recipe", "reduction", "scorer", "batch_size",
-    "device", "limit", "seed", "generated_dir", "clip_model", "clip_pretrained",
+    "device", "limit", "seed", "generated_dir", "clip_model", "clip_pretrained", "shard_index", "num_shards",
 }
 
 

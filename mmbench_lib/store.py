@@ -43,11 +43,23 @@ def read_jsonl(path: Path) -> tuple[list[dict], int]:
     return rows, good
 
 
+def shard_suffix(shard: tuple[int, int] | None) -> str:
+    """``""`` for an unsharded run, ``".shard-02-of-08"`` for shard 2 of 8."""
+    if not shard or shard[1] <= 1:
+        return ""
+    return f".shard-{shard[0]:02d}-of-{shard[1]:02d}"
+
+
 class RunStore:
-    def __init__(self, run_dir: str | os.PathLike):
+    """``shard=(index, count)`` gives each shard its own predictions and manifest file in the
+    same folder (``predictions.shard-00-of-04.jsonl``), so shards never write to one file."""
+
+    def __init__(self, run_dir: str | os.PathLike, shard: tuple[int, int] | None = None):
         self.dir = Path(run_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.predictions_path = self.dir / PREDICTIONS
+        self.suffix = shard_suffix(shard)
+        self.predictions_path = self.dir / f"predictions{self.suffix}.jsonl"
+        self.manifest_path = self.dir / f"manifest{self.suffix}.json"
         rows, good = read_jsonl(self.predictions_path)
         if self.predictions_path.exists() and good < self.predictions_path.stat().st_size:
             with open(self.predictions_path, "r+b") as f:  # drop the torn tail
@@ -86,15 +98,16 @@ class RunStore:
         self._rows = {r["id"]: r for r in keep}
 
     def manifest(self) -> dict:
-        p = self.dir / MANIFEST
+        p = self.manifest_path
         return json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
 
     def update_manifest(self, **fields) -> dict:
         m = self.manifest()
         m.update(fields)
-        write_json_atomic(self.dir / MANIFEST, m)
+        write_json_atomic(self.manifest_path, m)
         return m
 
     def write_metrics(self, metrics: dict) -> Path:
-        write_json_atomic(self.dir / METRICS, metrics)
-        return self.dir / METRICS
+        path = self.dir / f"metrics{self.suffix}.json"
+        write_json_atomic(path, metrics)
+        return path
