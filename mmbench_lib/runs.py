@@ -67,6 +67,7 @@ def evaluate_ranking(benchmark: str, data: dict, model, out_dir, recipe="seed1-p
     recipe = get_recipe(recipe, reduction=reduction)
     adapter = load_adapter(model, device=device, scorer=scorer, **(adapter_kwargs or {}))
     store = RunStore(out_dir, shard=(shard_index, num_shards))
+    _check_same_run(store, benchmark, adapter, recipe)
     mod = benchmarks.get(benchmark)
     image_output = ImageOutputScorer(ClipJudge(clip_model, clip_pretrained, device=getattr(adapter, "device", "cpu")),
                                      str(manifest.resolve(generated_dir)) if generated_dir else None)
@@ -82,6 +83,20 @@ def evaluate_ranking(benchmark: str, data: dict, model, out_dir, recipe="seed1-p
     store.write_metrics(metrics)
     store.update_manifest(finished=manifest.now(), peak_memory=manifest.peak_memory())
     return metrics
+
+
+def _check_same_run(store: RunStore, benchmark: str, adapter, recipe) -> None:
+    """Resuming must not mix predictions of another model, benchmark or recipe in one store."""
+    old = store.manifest()
+    if not old or not store.rows():
+        return
+    was = (old.get("benchmark"), (old.get("model") or {}).get("name"), old.get("recipe"))
+    now = (benchmark, adapter.name, recipe.to_dict())
+    if was != now:
+        raise ValueError(
+            f"{store.dir} holds a run of benchmark {was[0]!r}, model {was[1]!r}, recipe {was[2]}; this call asks for "
+            f"{now[0]!r}, {now[1]!r}, {now[2]}. Use another run_id, or the same settings to resume."
+        )
 
 
 def metrics_from_store(out_dir, benchmark: str) -> dict:

@@ -93,3 +93,13 @@ def test_failed_items_can_be_retried(seed_items, tmp_path):
         shutil.copy(saved, broken.images[0])
     store = rank_items(seed_items[:3], RandomChoice(), RunStore(tmp_path / "r"), recipe, retry_failed=True, progress=False)
     assert [r["status"] for r in store.rows()] == ["ok"] * 3
+
+
+def test_resuming_with_other_settings_is_refused(demo, tmp_path):
+    from mmbench_lib import runs
+
+    args = runs.demo_args("seed", demo)
+    runs.evaluate_ranking("seed", args, "random", tmp_path, limit=4, progress=False)
+    runs.evaluate_ranking("seed", args, "random", tmp_path, limit=6, progress=False)  # same settings: resumes
+    with pytest.raises(ValueError, match="holds a run of benchmark 'seed', model 'random'"):
+        runs.evaluate_ranking("seed", args, "random", tmp_path, reduction="mean", progress=False)

@@ -33,4 +33,4 @@ class RandomChoice:
         raise NotImplementedError("the random baseline does not generate text; parsers' random fallback covers it")
 
     def describe(self) -> dict:
-        return {"adapter": "random", "seed": self.seed}
+        return {"adapter": "random", "name": self.name, "seed": self.seed}
