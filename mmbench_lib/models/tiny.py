@@ -67,3 +67,337 @@ def tiny_llava(image_size: int = 32, patch_size: int = 8, hidden: int = 64, laye
         image_token="<image>", num_additional_image_tokens=1,
     )
     return model, processor
+
+
+# ---------------------------------------------------------------------------- more families
+# Chat templates in the style of each family's real one, written for content lists (images and
+# text in their given order), as the hub processors ship them.
+
+#: LLaVA-OneVision and Qwen2-VL use ChatML; the image placeholder differs
+_CHATML = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for c in message['content'] %}{% if c['type'] == 'image' %}IMAGE_PLACEHOLDER{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
+    "{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+ONEVISION_CHAT_TEMPLATE = _CHATML.replace("IMAGE_PLACEHOLDER", "<image>\n")
+QWEN2_VL_CHAT_TEMPLATE = _CHATML.replace("IMAGE_PLACEHOLDER", "<|vision_start|><|image_pad|><|vision_end|>")
+#: Idefics3 / SmolVLM: "User:<image>question<end_of_utterance>\nAssistant:"
+IDEFICS3_CHAT_TEMPLATE = (
+    "<|im_start|>{% for message in messages %}{{ message['role'] | capitalize }}:"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for c in message['content'] %}{% if c['type'] == 'image' %}<image>{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
+    "{% endif %}<end_of_utterance>\n{% endfor %}{% if add_generation_prompt %}Assistant:{% endif %}"
+)
+
+
+def _llama_text(tok, hidden, layers, **kw):
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
+        vocab_size=len(tok), hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=layers,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
+        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, **kw,
+    )
+
+
+def _clip_vision(hidden, layers, image_size, patch_size):
+    from transformers import CLIPVisionConfig
+
+    return CLIPVisionConfig(
+        hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=layers, num_attention_heads=4,
+        image_size=image_size, patch_size=patch_size, projection_dim=hidden,
+    )
+
+
+def _siglip_vision(hidden, layers, image_size, patch_size):
+    from transformers import SiglipVisionConfig
+
+    return SiglipVisionConfig(
+        hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=layers, num_attention_heads=4,
+        image_size=image_size, patch_size=patch_size,
+    )
+
+
+def tiny_llava_next(image_size: int = 32, patch_size: int = 8, hidden: int = 64, layers: int = 2, seed: int = 0):
+    """LlavaNextForConditionalGeneration (anyres tiling, ``image_sizes`` input); (model, processor)."""
+    from transformers import (
+        LlavaNextConfig, LlavaNextForConditionalGeneration, LlavaNextImageProcessor, LlavaNextProcessor,
+    )
+
+    tok = tiny_tokenizer()
+    pinpoints = [[image_size, image_size], [image_size, 2 * image_size], [2 * image_size, image_size]]
+    config = LlavaNextConfig(
+        vision_config=_clip_vision(hidden, layers, image_size, patch_size), text_config=_llama_text(tok, hidden, layers),
+        image_token_index=tok.convert_tokens_to_ids("<image>"), image_grid_pinpoints=pinpoints,
+        vision_feature_select_strategy="default", vision_feature_layer=-1,
+        image_seq_length=(image_size // patch_size) ** 2,
+    )
+    torch.manual_seed(seed)
+    model = LlavaNextForConditionalGeneration(config).eval()
+    image_processor = LlavaNextImageProcessor(
+        size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size},
+        image_grid_pinpoints=pinpoints,
+    )
+    processor = LlavaNextProcessor(
+        image_processor=image_processor, tokenizer=tok, patch_size=patch_size,
+        vision_feature_select_strategy="default", chat_template=LLAVA_CHAT_TEMPLATE,
+        image_token="<image>", num_additional_image_tokens=1,
+    )
+    return model, processor
+
+
+def tiny_llava_onevision(image_size: int = 32, patch_size: int = 8, hidden: int = 64, layers: int = 2, seed: int = 0):
+    """LlavaOnevisionForConditionalGeneration with a SigLIP tower and ChatML; (model, processor)."""
+    from transformers import (
+        LlavaOnevisionConfig, LlavaOnevisionForConditionalGeneration, LlavaOnevisionImageProcessor,
+        LlavaOnevisionProcessor, LlavaOnevisionVideoProcessor,
+    )
+
+    tok = tiny_tokenizer(("<image>", "<video>", "<|im_start|>", "<|im_end|>"))
+    pinpoints = [[image_size, image_size], [image_size, 2 * image_size], [2 * image_size, image_size]]
+    config = LlavaOnevisionConfig(
+        vision_config=_siglip_vision(hidden, layers, image_size, patch_size),
+        text_config=_llama_text(tok, hidden, layers),
+        image_token_index=tok.convert_tokens_to_ids("<image>"), video_token_index=tok.convert_tokens_to_ids("<video>"),
+        image_grid_pinpoints=pinpoints, vision_feature_select_strategy="full", vision_feature_layer=-1,
+    )
+    torch.manual_seed(seed)
+    model = LlavaOnevisionForConditionalGeneration(config).eval()
+    image_processor = LlavaOnevisionImageProcessor(
+        size={"height": image_size, "width": image_size}, image_grid_pinpoints=pinpoints,
+    )
+    processor = LlavaOnevisionProcessor(
+        image_processor=image_processor, tokenizer=tok, video_processor=LlavaOnevisionVideoProcessor(),
+        num_image_tokens=(image_size // patch_size) ** 2,
+        vision_feature_select_strategy="full", chat_template=ONEVISION_CHAT_TEMPLATE, vision_aspect_ratio="anyres_max_9",
+    )
+    return model, processor
+
+
+def tiny_qwen2_vl(patch_size: int = 4, hidden: int = 64, layers: int = 2, seed: int = 0, v2_5: bool = False):
+    """Qwen2VLForConditionalGeneration (or Qwen2.5-VL) with M-RoPE and dynamic resolution; (model, processor).
+
+    Images are resized to at most 32x32 pixels: (32 / 4 / 2) ** 2 = 16 image tokens each.
+    """
+    from transformers import Qwen2VLImageProcessor, Qwen2VLProcessor, Qwen2VLVideoProcessor
+
+    if v2_5:
+        from transformers import (
+            Qwen2_5_VLConfig as Config, Qwen2_5_VLForConditionalGeneration as Model, Qwen2_5_VLProcessor as Processor,
+        )
+    else:
+        from transformers import Qwen2VLConfig as Config, Qwen2VLForConditionalGeneration as Model
+        Processor = Qwen2VLProcessor
+
+    tok = tiny_tokenizer(("<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>", "<|im_start|>", "<|im_end|>"))
+    head_dim = hidden // 4
+    vision = {
+        "depth": layers, "embed_dim": hidden, "hidden_size": hidden, "num_heads": 4, "patch_size": patch_size,
+        "spatial_merge_size": 2, "temporal_patch_size": 2, "in_channels": 3,
+    }
+    if v2_5:
+        vision.update({"intermediate_size": hidden * 2, "out_hidden_size": hidden, "fullatt_block_indexes": [layers - 1],
+                       "window_size": 4 * patch_size})
+    text = {
+        "vocab_size": len(tok), "hidden_size": hidden, "intermediate_size": hidden * 2, "num_hidden_layers": layers,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 4096,
+        "bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id, "pad_token_id": tok.pad_token_id,
+        # M-RoPE: temporal, height and width sections of the rotary half-dimension
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                            "mrope_section": [head_dim // 4, head_dim // 8, head_dim // 8]},
+    }
+    ids = {name: tok.convert_tokens_to_ids(t) for name, t in (
+        ("image_token_id", "<|image_pad|>"), ("video_token_id", "<|video_pad|>"),
+        ("vision_start_token_id", "<|vision_start|>"), ("vision_end_token_id", "<|vision_end|>"))}
+    config = Config(vision_config=vision, text_config=text, **ids)
+    torch.manual_seed(seed)
+    model = Model(config).eval()
+    px = 32 * 32
+    image_processor = Qwen2VLImageProcessor(
+        patch_size=patch_size, merge_size=2, temporal_patch_size=2, min_pixels=px // 4, max_pixels=px,
+        size={"shortest_edge": px // 4, "longest_edge": px},
+    )
+    video_processor = Qwen2VLVideoProcessor(patch_size=patch_size, merge_size=2, temporal_patch_size=2)
+    processor = Processor(
+        image_processor=image_processor, tokenizer=tok, video_processor=video_processor,
+        chat_template=QWEN2_VL_CHAT_TEMPLATE,
+    )
+    return model, processor
+
+
+def tiny_idefics3(image_size: int = 32, patch_size: int = 8, hidden: int = 64, layers: int = 2, seed: int = 0):
+    """Idefics3ForConditionalGeneration (SmolVLM's class): SigLIP tower, pixel shuffle, no image splitting."""
+    from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3ImageProcessor, Idefics3Processor
+
+    tok = tiny_tokenizer(("<image>", "<fake_token_around_image>", "<global-img>", "<end_of_utterance>", "<|im_start|>"))
+    scale = 2
+    config = Idefics3Config(
+        vision_config={"hidden_size": hidden, "intermediate_size": hidden * 2, "num_hidden_layers": layers,
+                       "num_attention_heads": 4, "image_size": image_size, "patch_size": patch_size},
+        text_config=_llama_text(tok, hidden, layers).to_dict(),
+        image_token_id=tok.convert_tokens_to_ids("<image>"), scale_factor=scale,
+        pad_token_id=tok.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    model = Idefics3ForConditionalGeneration(config).eval()
+    image_processor = Idefics3ImageProcessor(
+        do_image_splitting=False, size={"longest_edge": image_size}, max_image_size={"longest_edge": image_size},
+    )
+    processor = Idefics3Processor(
+        image_processor=image_processor, tokenizer=tok, image_seq_len=(image_size // patch_size) ** 2 // scale ** 2,
+        chat_template=IDEFICS3_CHAT_TEMPLATE,
+    )
+    return model, processor
+
+
+def tiny_paligemma(image_size: int = 32, patch_size: int = 8, hidden: int = 64, layers: int = 2, seed: int = 0):
+    """PaliGemmaForConditionalGeneration (SigLIP + Gemma; prefix-LM mask via ``token_type_ids``)."""
+    from transformers import GemmaConfig, PaliGemmaConfig, PaliGemmaForConditionalGeneration, PaliGemmaProcessor
+    from transformers import SiglipImageProcessor
+
+    tok = tiny_tokenizer(("<image>",))
+    text = GemmaConfig(
+        vocab_size=len(tok) + 1024 + 128 + 8, hidden_size=hidden, intermediate_size=hidden * 2,
+        num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=1, head_dim=hidden // 4,
+        max_position_embeddings=4096, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
+    image_processor = SiglipImageProcessor(size={"height": image_size, "width": image_size})
+    image_processor.image_seq_length = (image_size // patch_size) ** 2
+    processor = PaliGemmaProcessor(image_processor=image_processor, tokenizer=tok)  # adds <loc>/<seg> tokens
+    config = PaliGemmaConfig(
+        vision_config=_siglip_vision(hidden, layers, image_size, patch_size), text_config=text,
+        image_token_index=tok.convert_tokens_to_ids("<image>"), vocab_size=text.vocab_size,
+        projection_dim=hidden, hidden_size=hidden,
+    )
+    config.text_config.vocab_size = max(config.text_config.vocab_size, len(tok))
+    torch.manual_seed(seed)
+    model = PaliGemmaForConditionalGeneration(config).eval()
+    return model, processor
+
+
+# ---------------------------------------------------------------------------- BLIP-2 / InstructBLIP
+#: the text a tiny T5 tokenizer's sentencepiece model is trained on (SEED-style questions and answers)
+_T5_CORPUS = (
+    "Question: What colour is the sky in the picture? Answer: Blue sky with a few white clouds. "
+    "How many people are on the bench? Two, three, four people, nobody is sitting there. "
+    "Where is the cat? On the sofa, under the table near the window, in a box, outside. "
+    "What is the weather like? Sunny, rainy, snowing heavily over the mountains, foggy. "
+    "What is the man holding? A cup of coffee, a phone, an umbrella, nothing. "
+    "Which object is closest to the camera? The kettle, the fridge, the kitchen table, a bowl of fruit. "
+    "Describe the image. red green blue yellow black white first second left right yes no the a of and is "
+    "The quick brown fox jumps over the lazy dog 0 1 2 3 4 5 6 7 8 9 . , ? ! : ; ( ) - ' \" / "
+    + " ".join("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+)
+
+
+def tiny_t5_tokenizer(vocab_size: int = 256):
+    """A real T5 tokenizer (Unigram, ``</s>`` appended, pad 0 / eos 1 / unk 2) on a sentencepiece
+    model trained on the fly from a small text, offline; no ``<extra_id_*>`` sentinels."""
+    import io
+
+    import sentencepiece as spm
+    from transformers import T5Tokenizer
+
+    lines = [s.strip() + "." for s in _T5_CORPUS.split(".") if s.strip()] * 4
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines), model_writer=buf, vocab_size=vocab_size, model_type="unigram",
+        pad_id=0, eos_id=1, unk_id=2, bos_id=-1, character_coverage=1.0, hard_vocab_limit=False,
+        minloglevel=2, num_threads=1,
+    )
+    sp = spm.SentencePieceProcessor(model_proto=buf.getvalue())
+    vocab = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]
+    return T5Tokenizer(vocab=vocab, extra_ids=0)
+
+
+def _blip_parts(hidden, layers, image_size, patch_size, num_query_tokens):
+    from transformers import Blip2QFormerConfig, Blip2VisionConfig, BlipImageProcessor
+
+    vision = Blip2VisionConfig(
+        hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=layers, num_attention_heads=4,
+        image_size=image_size, patch_size=patch_size,
+    )
+    qformer = Blip2QFormerConfig(
+        hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=layers, num_attention_heads=4,
+        encoder_hidden_size=hidden, cross_attention_frequency=1, vocab_size=1000,
+    )
+    image_processor = BlipImageProcessor(size={"height": image_size, "width": image_size})
+    return vision, qformer, image_processor
+
+
+def _t5_text(tok, hidden, layers):
+    from transformers import T5Config
+
+    return T5Config(
+        vocab_size=len(tok), d_model=hidden, d_kv=hidden // 4, d_ff=hidden * 2, num_layers=layers,
+        num_decoder_layers=layers, num_heads=4, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.pad_token_id, feed_forward_proj="gated-gelu", tie_word_embeddings=False,
+    )
+
+
+def tiny_blip2(language: str = "t5", image_size: int = 32, patch_size: int = 8, hidden: int = 64, layers: int = 2,
+               num_query_tokens: int = 4, seed: int = 0):
+    """Blip2ForConditionalGeneration with a T5 (encoder-decoder) or OPT (decoder-only) language model."""
+    from transformers import Blip2Config, Blip2ForConditionalGeneration, Blip2Processor, OPTConfig
+
+    vision, qformer, image_processor = _blip_parts(hidden, layers, image_size, patch_size, num_query_tokens)
+    if language == "t5":
+        tok = tiny_t5_tokenizer()
+        text = _t5_text(tok, hidden, layers)
+    elif language == "opt":
+        tok = tiny_tokenizer(())
+        text = OPTConfig(
+            vocab_size=len(tok) + 1, hidden_size=hidden, ffn_dim=hidden * 2, num_hidden_layers=layers,
+            num_attention_heads=4, word_embed_proj_dim=hidden, max_position_embeddings=2048,
+            bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+        )
+    else:
+        raise ValueError(f"language must be 't5' or 'opt', got {language!r}")
+    processor = Blip2Processor(image_processor=image_processor, tokenizer=tok, num_query_tokens=num_query_tokens)
+    image_token_id = tok.convert_tokens_to_ids("<image>")
+    text.vocab_size = max(text.vocab_size, len(tok))
+    config = Blip2Config(
+        vision_config=vision, qformer_config=qformer, text_config=text, num_query_tokens=num_query_tokens,
+        image_token_index=image_token_id,
+    )
+    torch.manual_seed(seed)
+    model = Blip2ForConditionalGeneration(config).eval()
+    return model, processor
+
+
+def tiny_instructblip(image_size: int = 32, patch_size: int = 8, hidden: int = 64, layers: int = 2,
+                      num_query_tokens: int = 4, seed: int = 0):
+    """InstructBlipForConditionalGeneration with a T5 language model (the SEED v1 reference family);
+    the Q-Former reads the prompt too, through its own (here: SmolLM2) tokenizer."""
+    from transformers import (
+        InstructBlipConfig, InstructBlipForConditionalGeneration, InstructBlipProcessor, InstructBlipQFormerConfig,
+        InstructBlipVisionConfig, BlipImageProcessor,
+    )
+
+    tok = tiny_t5_tokenizer()
+    qtok = tiny_tokenizer(())
+    vision = InstructBlipVisionConfig(
+        hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=layers, num_attention_heads=4,
+        image_size=image_size, patch_size=patch_size,
+    )
+    qformer = InstructBlipQFormerConfig(
+        hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=layers, num_attention_heads=4,
+        encoder_hidden_size=hidden, cross_attention_frequency=1, vocab_size=len(qtok), pad_token_id=qtok.pad_token_id,
+        max_position_embeddings=512,
+    )
+    image_processor = BlipImageProcessor(size={"height": image_size, "width": image_size})
+    processor = InstructBlipProcessor(
+        image_processor=image_processor, tokenizer=tok, qformer_tokenizer=qtok, num_query_tokens=num_query_tokens,
+    )
+    text = _t5_text(tok, hidden, layers)
+    text.vocab_size = max(text.vocab_size, len(tok))
+    config = InstructBlipConfig(
+        vision_config=vision, qformer_config=qformer, text_config=text, num_query_tokens=num_query_tokens,
+        image_token_index=tok.convert_tokens_to_ids("<image>"),
+    )
+    torch.manual_seed(seed)
+    model = InstructBlipForConditionalGeneration(config).eval()
+    return model, processor

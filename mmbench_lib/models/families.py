@@ -1,0 +1,161 @@
+"""Vision-language families that need more than the generic ``ImageTextToText`` path.
+
+Everything here runs through transformers' own model and processor classes. Where a family's
+processor and chat template behave like LLaVA's (LLaVA-NeXT, LLaVA-OneVision, Idefics3 /
+SmolVLM) the generic adapter is used unchanged; the classes below hold only what a family
+needs on top:
+
+- ``FamilyImageTextToText``: the generic adapter plus a family's plain-prompt image text
+  (Qwen2-VL wraps its pad token in ``<|vision_start|>...<|vision_end|>``), an image limit, a
+  clear error when the processor rejects the images, and a fallback to the plain prompt for
+  processors that ship no chat template.
+- ``Qwen2VL``: M-RoPE. The model derives the positions of new tokens from a ``rope_deltas``
+  it keeps from the last prefill, and its own fallback for a cached forward builds position ids
+  from the *full* attention mask (cache + new tokens) while only the new tokens are fed, which
+  breaks the shared-prefix engine's choice pass (shape error for choices longer than one token,
+  and for batched rows the deltas would be those of the last prefill). The adapter therefore
+  always scores with ``ReferenceScorer`` (one full forward per choice, positions computed by
+  the model from ``image_grid_thw`` each time); ``describe()`` records this.
+- ``PaliGemma``: a prefix-LM. ``token_type_ids`` 0 marks the bidirectional prefix (image +
+  prompt), 1 the causal suffix; a choice is a suffix, so its tokens get 1 (with 0 they would join
+  the bidirectional block and the prefix would see the choice, a leak). No chat template and
+  images always first (markers are removed). Its positions are 1-based, while the shared-prefix
+  engine's mixed-question batches pass 0-based ``position_ids``, so questions are scored one at
+  a time (the engine then lets the model derive positions, as the reference does).
+- ``Blip2Decoder``: BLIP-2 with a decoder-only LM (OPT): one image, no chat template, the
+  processor itself puts the query tokens before the text. Reference scorer only: the model's
+  forward recomputes the image features on every call (``pixel_values`` required) and returns
+  the LM cache only inside ``language_model_outputs``, so the engine has no cache to reuse.
+
+Encoder-decoder BLIP-2 / InstructBLIP (T5) live in ``mmbench_lib.models.encdec``.
+"""
+from __future__ import annotations
+
+from .base import IMAGE
+from .hf import ImageTextToText
+
+
+class FamilyImageTextToText(ImageTextToText):
+    """``ImageTextToText`` with a family's image text, image limit and clear processor errors."""
+
+    family = "generic"
+    image_text: str | None = None  # how one image is written in a plain (non-chat) prompt
+    max_images: int | None = None  # None: as many as the processor accepts
+    interleave = True  # False: images always go first, markers are removed
+    drop_inputs: tuple[str, ...] = ()  # processor outputs the model must not get (e.g. labels)
+    #: why the shared-prefix engine cannot run this family (None: it can); the reference scorer is then used
+    engine_unsupported: str | None = None
+
+    def __init__(self, model, processor, name, scorer="reference", **kw):
+        self.requested_scorer = scorer
+        if self.engine_unsupported and scorer != "reference":
+            scorer = "reference"
+        super().__init__(model, processor, name, scorer=scorer, **kw)
+
+    def _check_images(self, images):
+        if self.max_images is not None and len(images) > self.max_images:
+            raise ValueError(
+                f"{self.family} takes at most {self.max_images} image(s) per prompt, got {len(images)}"
+            )
+
+    def _plain_text(self, content, n_images) -> str:
+        token = self.image_text if self.image_text is not None else self.processor.image_token
+        sep = "\n" if n_images == 1 and self.image_text is None else ""
+        return "".join(c["text"] if c["type"] == "text" else token + sep for c in content)
+
+    def prefix_inputs(self, prompt, images, chat, generation=False):
+        images = list(images)
+        self._check_images(images)
+        if not self.interleave:
+            prompt = prompt.replace(IMAGE, "")
+        content = self._segments(prompt, images)
+        if chat and getattr(self.processor, "chat_template", None):
+            text = self.processor.apply_chat_template(
+                [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
+            )
+        else:
+            text = self._plain_text(content, len(images))
+        return self._encode(text, images)
+
+    def _encode(self, text, images) -> dict:
+        try:
+            enc = self.processor(text=text, images=images or None, return_tensors="pt")
+        except Exception as e:  # noqa: BLE001 - re-raised with the cause named
+            raise ValueError(
+                f"{self.family} processor ({type(self.processor).__name__}) rejected a prompt with "
+                f"{len(images)} image(s): {type(e).__name__}: {e}"
+            ) from e
+        enc = {k: v for k, v in dict(enc).items() if k not in self.drop_inputs}
+        return self._to_device(enc)
+
+    def describe(self) -> dict:
+        d = {**super().describe(), "family": self.family}
+        if self.requested_scorer != self.scorer.name:
+            d["scorer_note"] = f"{self.requested_scorer!r} requested; {self.engine_unsupported}: reference scorer used"
+        return d
+
+
+class Qwen2VL(FamilyImageTextToText):
+    """Qwen2-VL / Qwen2.5-VL: ``image_grid_thw`` and M-RoPE; always the reference scorer (module doc)."""
+
+    family = "qwen2-vl"
+    image_text = "<|vision_start|><|image_pad|><|vision_end|>"
+    engine_unsupported = "M-RoPE positions of cached forwards are not supported by the shared-prefix engine"
+
+
+class PaliGemma(FamilyImageTextToText):
+    """PaliGemma: prefix-LM ``token_type_ids`` (choices are suffix: 1), images first, no chat."""
+
+    family = "paligemma"
+    interleave = False
+    drop_inputs = ("labels",)  # the processor returns all -100 labels for the prefix
+
+    def prefix_inputs(self, prompt, images, chat, generation=False):
+        images = list(images)
+        self._check_images(images)
+        text = self.processor.image_token * len(images) + prompt.replace(IMAGE, "")
+        return self._encode(text, images)  # the processor adds BOS and the "\n" that ends the prefix
+
+    def extend_rules(self) -> dict:
+        return {"attention_mask": 1, "token_type_ids": 1}
+
+    def score_choices(self, requests):
+        # one question at a time: see the module doc (1-based positions)
+        return [self.scorer.score(self.model, self.prepare(r)) for r in requests]
+
+
+class Blip2Decoder(FamilyImageTextToText):
+    """BLIP-2 with a decoder-only LM (OPT): query tokens first (added by the processor), one image."""
+
+    family = "blip2"
+    interleave = False
+    max_images = 1
+    engine_unsupported = ("Blip2ForConditionalGeneration.forward needs pixel_values on every call and keeps the "
+                          "LM cache inside language_model_outputs, so a cached choice pass is not possible")
+
+    def prefix_inputs(self, prompt, images, chat, generation=False):
+        images = list(images)
+        self._check_images(images)
+        return self._encode(prompt.replace(IMAGE, ""), images)
+
+
+def family_of(model) -> str:
+    """The family name of a loaded transformers model (its config's ``model_type``)."""
+    return getattr(model.config, "model_type", "")
+
+
+def make_image_text_adapter(model, processor, name, **kw):
+    """The adapter class for a loaded image-text model: family-specific where needed, else generic."""
+    mt = family_of(model)
+    if mt in ("qwen2_vl", "qwen2_5_vl"):
+        return Qwen2VL(model, processor, name, **kw)
+    if mt == "paligemma":
+        return PaliGemma(model, processor, name, **kw)
+    if mt == "blip-2" and model.config.use_decoder_only_language_model:
+        return Blip2Decoder(model, processor, name, **kw)
+    adapter = FamilyImageTextToText(model, processor, name, **kw)
+    adapter.family = mt or "generic"
+    return adapter
+
+
+__all__ = ["FamilyImageTextToText", "Qwen2VL", "PaliGemma", "Blip2Decoder", "make_image_text_adapter"]
