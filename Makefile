@@ -34,3 +34,9 @@ lab: setup
 
 clean-outputs:
 	rm -rf outputs/*/
+
+# the papers' tables and figures from the published results; PNGs copied to docs/figures/ with a gallery
+paper: setup
+	$(VENV)/bin/mmbench run notebooks/40_seed_figures.ipynb --run-id paper_seed
+	$(VENV)/bin/mmbench run notebooks/41_mmmu_cmmmu_figures.ipynb --run-id paper_mmmu
+	$(PY) -m mmbench_lib.paper gallery paper_seed paper_mmmu --dest docs/figures

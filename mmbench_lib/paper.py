@@ -1,0 +1,521 @@
+"""The papers' tables and figures, rebuilt from the transcribed published results
+(:mod:`mmbench_lib.published`), with the user's own runs added as rows marked ``source="ours"``.
+
+* SEED-Bench-2: Table 2 (:func:`seed2_table2`) and the Fig. 5 rank heat-map (:func:`rank_heatmap`).
+* SEED-Bench v1: Table 3 (:func:`seed1_table3`), the Fig. 5 per-dimension leaderboards
+  (:func:`seed1_leaderboards`) and the Fig. 6 rank heat-map (:func:`seed1_rank_frame`).
+* MMMU: Table 2 (disciplines), Table 3 (difficulty), Table 12 (image types, as a bar chart),
+  Fig. 6 (GPT-4V error distribution); CMMMU: Tables 4-6 and Fig. 4.
+
+Published rows carry no item-level data, so no figure here draws uncertainty; our rows are
+point estimates as well (the run folders' ``predictions.jsonl`` hold what is needed for intervals).
+
+Ranks are standard competition ranks (:func:`mmbench_lib.published.competition_rank`) recomputed
+over every row present (published and ours); the ranks printed in the papers are kept beside
+them as ``<col>_rank_printed``. Our values are rounded to the paper's print precision before
+ranking, so that a tie with a printed value is a tie.
+"""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg", force=False)
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from . import manifest, published, runs as runs_mod  # noqa: E402
+
+OURS_COLOR = "#c0392b"
+PAPER = "paper"
+OURS = "ours"
+
+# --------------------------------------------------------------------------- our runs
+SEED2_LEVELS = [  # (column prefix in seed2_table2, metrics group, label in the paper)
+    ("l1", "L1", "L1"),
+    ("part2", "Part-2 (Interleaved)", "Part-2"),
+    ("l2", "L2", "L2"),
+    ("part3", "Part-3 (Image output)", "Part-3"),
+    ("l3", "L3", "L3"),
+]
+SEED1_GROUPS = [("spatial", "Image", "Spatial"), ("temporal", "Video", "Temporal"), ("overall", "All", "Overall")]
+MMMU_DISCIPLINES = {  # metrics group (benchmarks.mmmu) -> column of mmmu_table2 / cmmmu_table4
+    "Art and Design": "art_design", "Business": "business", "Science": "science",
+    "Health and Medicine": "health_medicine", "Humanities and Social Science": "humanities_social_sci",
+    "Tech and Engineering": "tech_engineering",
+}
+
+
+def resolve_run(path) -> Path:
+    """A run folder: absolute as given, else under ``outputs/`` (``MMBENCH_OUTPUTS``), else from the repo root."""
+    p = Path(path).expanduser()
+    if p.is_absolute():
+        return p
+    under_outputs = runs_mod.outputs_root() / p
+    return under_outputs if under_outputs.exists() else manifest.resolve(p)
+
+
+def load_run(path) -> dict:
+    """``{"folder", "metrics", "manifest", "label"}`` of a run folder holding ``metrics.json``."""
+    folder = resolve_run(path)
+    mfile = folder / "metrics.json"
+    if not mfile.is_file():
+        raise FileNotFoundError(f"no metrics.json in run folder {folder}")
+    metrics = json.loads(mfile.read_text(encoding="utf-8"))
+    man = folder / "manifest.json"
+    man = json.loads(man.read_text(encoding="utf-8")) if man.is_file() else {}
+    model = metrics.get("model") or "model"
+    recipe = metrics.get("recipe") or "?"
+    reduction = metrics.get("reduction")
+    how = f"{recipe}, {reduction}" if reduction else recipe
+    return {"folder": folder, "metrics": metrics, "manifest": man, "label": f"{model} [{how}] (ours)"}
+
+
+def _as_runs(runs) -> list[dict]:
+    out = []
+    for r in runs or []:
+        out.append(r if isinstance(r, dict) and "metrics" in r else load_run(r))
+    labels = [r["label"] for r in out]
+    for r in out:  # the same model+recipe twice: tell the rows apart by folder
+        if labels.count(r["label"]) > 1:
+            r["label"] = f"{r['label']} {r['folder'].name}"
+    return out
+
+
+def _group_value(metrics: dict, group: str, average: str) -> float:
+    for g in metrics.get("groups", []):
+        if g.get("group") == group:
+            v = g.get(f"accuracy_{average}")
+            return math.nan if v is None else float(v)
+    return math.nan
+
+
+def _benchmark(run: dict) -> str:
+    b = run["metrics"].get("benchmark") or run["manifest"].get("benchmark") or ""
+    return {"seed1": "seed"}.get(b, b)
+
+
+def _ours_rows(runs, benchmarks: Iterable[str], columns: dict[str, str], average: str, decimals: int) -> list[dict]:
+    rows = []
+    for r in _as_runs(runs):
+        if _benchmark(r) not in set(benchmarks):
+            continue
+        row = {"model": r["label"], "source": OURS, "recipe": r["metrics"].get("recipe"),
+               "reduction": r["metrics"].get("reduction"), "run": r["folder"].name}
+        for col, group in columns.items():
+            v = _group_value(r["metrics"], group, average)
+            row[col] = round(v, decimals) if not math.isnan(v) else math.nan
+        rows.append(row)
+    return rows
+
+
+def _with_ours(pub: pd.DataFrame, ours: list[dict]) -> pd.DataFrame:
+    df = pub.copy()
+    df.insert(len(df.columns), "source", PAPER)
+    frame = pd.concat([df, pd.DataFrame(ours)], ignore_index=True) if ours else df
+    for c in ("recipe", "reduction", "run"):
+        if c not in frame:
+            frame[c] = None
+    return frame
+
+
+def _rerank(df: pd.DataFrame, ranks: dict[str, str]) -> pd.DataFrame:
+    """Keep printed ranks as ``<rank>_printed``; ``<rank>`` = competition rank over all rows."""
+    for rank_col, value_col in ranks.items():
+        if rank_col in df:
+            df.insert(df.columns.get_loc(rank_col) + 1, f"{rank_col}_printed", df[rank_col].astype("Int64"))
+        df[rank_col] = pd.array(published.competition_rank(df[value_col].tolist()), dtype="Float64").astype("Int64")
+    return df
+
+
+# --------------------------------------------------------------------------- SEED-Bench-2
+def seed2_table2(runs=None) -> pd.DataFrame:
+    """SEED-Bench-2 Table 2 (L1 / Part-2 / L2 / Part-3 / L3 averages and ranks) plus our runs.
+
+    The paper's averages are plain means of dimension accuracies (see the ``seed2_table2`` source
+    note), so our rows use ``accuracy_dim_mean`` of the groups L1, Part-2 (Interleaved), L2,
+    Part-3 (Image output) and L3. A group our run does not hold completely is empty.
+    """
+    ours = _ours_rows(runs, ["seed2"], {f"{p}_acc": g for p, g, _ in SEED2_LEVELS}, "dim_mean", 1)
+    df = _with_ours(published.load("seed2_table2"), ours)
+    return _rerank(df, published.RANKS["seed2_table2"])
+
+
+# --------------------------------------------------------------------------- SEED-Bench v1
+def seed1_table3(runs=None, average: str = "micro") -> pd.DataFrame:
+    """SEED-Bench v1 Table 3 (Spatial / Temporal / Overall) plus our runs.
+
+    Overall in the paper is pooled over questions (source note), so our rows default to the
+    question-weighted ``accuracy_micro`` of the groups Image, Video and All (``average="dim_mean"``
+    for the plain dimension means). Values at the paper's 2 decimals.
+    """
+    ours = _ours_rows(runs, ["seed"], {f"{p}_acc": g for p, g, _ in SEED1_GROUPS}, average, 2)
+    for row in ours:
+        row["model_type"] = "ours"
+    df = _with_ours(published.load("seed1_table3"), ours)
+    return _rerank(df, published.RANKS["seed1_table3"])
+
+
+def seed1_leaderboard_table(runs=None) -> pd.DataFrame:
+    """Fig. 5 in long form (dimension, printed rank, model, accuracy) plus our per-dimension accuracies
+    (rank empty: ranks 1-5 of the figure are not legible, so ours cannot be placed among them)."""
+    df = published.load("seed1_fig5_leaderboards")
+    df.insert(len(df.columns), "origin", PAPER)
+    rows = []
+    for r in _as_runs(runs):
+        if _benchmark(r) != "seed":
+            continue
+        for d in r["metrics"].get("per_dimension", []):
+            acc = d.get("accuracy")
+            rows.append({"dimension_id": int(d["dimension_id"]), "dimension": d["dimension"], "rank": math.nan,
+                         "model": r["label"], "accuracy": math.nan if acc is None else round(acc, 2),
+                         "source": f"run {r['folder'].name}", "origin": OURS})
+    if rows:
+        df = pd.concat([df, pd.DataFrame(rows)], ignore_index=True)
+    df["rank"] = df["rank"].astype("Float64").astype("Int64")
+    return df
+
+
+def seed1_leaderboards(table: pd.DataFrame | None = None, ncols: int = 4):
+    """Fig. 5: one horizontal bar chart per dimension, published bars in printed-rank order (ranks
+    6-18; ranks 1-5 are not legible), illegible values drawn as hatched "missing" slots, our runs on top."""
+    table = seed1_leaderboard_table() if table is None else table
+    dims = table[["dimension_id", "dimension"]].drop_duplicates("dimension_id").sort_values("dimension_id")
+    nrows = math.ceil(len(dims) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 4.0 * nrows), squeeze=False)
+    for ax, (_, d) in zip(axes.flat, dims.iterrows()):
+        sub = table[table["dimension_id"] == d["dimension_id"]]
+        ours = sub[sub["origin"] == OURS]
+        pub = sub[sub["origin"] != OURS].sort_values("rank")
+        labels, vals, colors, missing = [], [], [], []
+        for _, r in ours.iterrows():
+            labels.append(r["model"].replace(" (ours)", "") + " *")
+            vals.append(r["accuracy"])
+            colors.append(OURS_COLOR)
+        for _, r in pub.iterrows():
+            labels.append(f"{int(r['rank'])}. {r['model']}")
+            vals.append(r["accuracy"])
+            colors.append("#4a7ab5")
+        ys = np.arange(len(labels))
+        for y, v, c in zip(ys, vals, colors):
+            if pd.isna(v):
+                ax.barh(y, 100, color="none", edgecolor="#bbbbbb", hatch="///", lw=0.5)
+                ax.text(2, y, "missing", va="center", fontsize=6, color="#777777")
+                missing.append(y)
+            else:
+                ax.barh(y, v, color=c)
+                ax.text(v + 1, y, f"{v:.2f}", va="center", fontsize=6)
+        ax.set_yticks(ys, labels, fontsize=7)
+        for t, c in zip(ax.get_yticklabels(), colors):
+            t.set_color(c if c == OURS_COLOR else "black")
+        ax.invert_yaxis()
+        ax.set_xlim(0, 100)
+        ax.set_title(f"({int(d['dimension_id'])}) {d['dimension']}", fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+    for ax in list(axes.flat)[len(dims):]:
+        ax.axis("off")
+    fig.suptitle("SEED-Bench v1, Fig. 5: per-dimension leaderboards (accuracy %)", fontsize=12)
+    fig.text(0.5, 0.005, "Ranks 1-5 of each panel are not legible in the paper (only ranks 6-18, plus one rank 4 "
+             "from the text); hatched = value printed but not legible. * = our runs (red), not ranked. "
+             "Published rows carry no item-level data: no uncertainty is drawn.",
+             ha="center", va="bottom", fontsize=8, wrap=True)
+    fig.tight_layout(rect=(0, 0.03, 1, 0.97))
+    return fig
+
+
+def seed1_rank_frame(runs=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The data of SEED v1 Fig. 6 (rank heat-map): rows = Table 3 models (+ ours), columns =
+    the 12 dimensions (ranks printed in Fig. 5) and Spatial / Temporal / Overall (recomputed from
+    Table 3 + ours). Returns ``(ranks, cell_text)``: a model missing from a dimension's legible
+    ranks 6-18 is in that panel's top 5 (order unknown): rank empty, text "1-5"."""
+    t3 = seed1_table3(runs)
+    lb = published.load("seed1_fig5_leaderboards")
+    dims = lb[["dimension_id", "dimension"]].drop_duplicates("dimension_id").sort_values("dimension_id")
+    ranks = pd.DataFrame({"model": t3["model"], "source": t3["source"]})
+    text = ranks.copy()
+    for _, d in dims.iterrows():
+        col = f"{int(d['dimension_id'])}. {d['dimension']}"
+        panel = lb[lb["dimension_id"] == d["dimension_id"]].set_index("model")["rank"]
+        ranks[col] = [panel.get(m, math.nan) if s == PAPER else math.nan for m, s in zip(t3["model"], t3["source"])]
+        text[col] = ["1-5" if s == PAPER and m not in panel.index else "" for m, s in zip(t3["model"], t3["source"])]
+    for p, _, label in SEED1_GROUPS:
+        ranks[label] = t3[f"{p}_rank"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+        text[label] = ""
+    return ranks, text
+
+
+# --------------------------------------------------------------------------- rank heat-map
+def rank_heatmap(df: pd.DataFrame, value_cols: Sequence[str], *, col_labels: Sequence[str] | None = None,
+                 ranks_given: bool = False, model_col: str = "model", cell_text: pd.DataFrame | None = None,
+                 title: str = "", note: str = ""):
+    """Rank heat-map as in SEED-2 Fig. 5 / SEED v1 Fig. 6: rows = models, columns = levels or
+    dimensions; darker = higher (better) rank, the rank written in the cell; grey where the model
+    has no value for that column. ``value_cols`` are accuracies ranked per column by competition
+    ranking over the rows present, or ranks already (``ranks_given=True``). Rows with
+    ``source == "ours"`` are labelled in red."""
+    if ranks_given:
+        ranks = df[list(value_cols)].astype(float).to_numpy()
+    else:
+        ranks = np.array([published.competition_rank(df[c].astype(float).tolist()) for c in value_cols],
+                         dtype=float).T
+    n_per_col = np.nanmax(np.where(np.isnan(ranks), -np.inf, ranks), axis=0)
+    n_per_col = np.where(np.isfinite(n_per_col) & (n_per_col > 1), n_per_col, 2)
+    shade = 1.0 - (ranks - 1) / (n_per_col - 1)  # rank 1 -> 1 (darkest)
+    cmap = plt.get_cmap("Blues").with_extremes(bad="#d9d9d9")
+    nrow, ncol = ranks.shape
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.75 * ncol + 3.2), 0.32 * nrow + 1.8))
+    ax.imshow(np.ma.masked_invalid(0.1 + 0.85 * shade), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    for i in range(nrow):
+        for j in range(ncol):
+            r = ranks[i, j]
+            if not np.isnan(r):
+                ax.text(j, i, str(int(r)), ha="center", va="center", fontsize=7,
+                        color="white" if shade[i, j] > 0.55 else "black")
+            elif cell_text is not None:
+                t = cell_text.iloc[i][value_cols[j]]
+                if t:
+                    ax.text(j, i, t, ha="center", va="center", fontsize=6, color="#555555")
+    ax.set_xticks(range(ncol), list(col_labels or value_cols), rotation=45, ha="right", fontsize=8)
+    ours = (df["source"] == OURS).to_numpy() if "source" in df else np.zeros(nrow, bool)
+    ax.set_yticks(range(nrow), df[model_col].tolist(), fontsize=8)
+    for t, o in zip(ax.get_yticklabels(), ours):
+        if o:
+            t.set_color(OURS_COLOR)
+            t.set_fontweight("bold")
+    ax.set_xticks(np.arange(-0.5, ncol), minor=True)
+    ax.set_yticks(np.arange(-0.5, nrow), minor=True)
+    ax.grid(which="minor", color="white", lw=1)
+    ax.tick_params(which="minor", length=0)
+    ax.set_title(title, fontsize=10)
+    foot = "darker = higher rank; grey = not evaluated / not available"
+    if ours.any():
+        foot += "; red rows = our runs"
+    fig.text(0.01, 0.005, foot + (f"\n{note}" if note else ""), fontsize=7, va="bottom", ha="left", wrap=True)
+    fig.tight_layout(rect=(0, 0.05 + 0.02 * bool(note), 1, 1))
+    return fig
+
+
+def seed2_heatmap(table: pd.DataFrame | None = None):
+    table = seed2_table2() if table is None else table
+    return rank_heatmap(table, [f"{p}_acc" for p, _, _ in SEED2_LEVELS], col_labels=[l for *_, l in SEED2_LEVELS],
+                        title="SEED-Bench-2, Fig. 5: rank by capability level",
+                        note="Ranks: competition ranks of Table 2's averages, recomputed over all rows shown.")
+
+
+def seed1_heatmap(runs=None):
+    ranks, text = seed1_rank_frame(runs)
+    cols = [c for c in ranks.columns if c not in ("model", "source")]
+    return rank_heatmap(ranks, cols, ranks_given=True, cell_text=text,
+                        title="SEED-Bench v1, Fig. 6: rank per evaluation dimension",
+                        note="Dimensions: ranks printed in Fig. 5 (ranks 1-5 not legible: '1-5' = in the top 5, order "
+                             "unknown). Spatial/Temporal/Overall: recomputed from Table 3. Our runs are ranked "
+                             "only in those three.")
+
+
+# --------------------------------------------------------------------------- MMMU / CMMMU
+def _discipline_table(name: str, runs, benchmark: str) -> pd.DataFrame:
+    """MMMU Table 2 / CMMMU Table 4 plus our runs (discipline groups and Overall, question-weighted,
+    as the papers do). Our Overall goes to ``val_overall`` or ``test_overall`` by the run's split;
+    the discipline columns of the papers are test-set numbers, ours are from the run's own split."""
+    cols = {c: g for g, c in MMMU_DISCIPLINES.items()}
+    rows = []
+    for r in _as_runs(runs):
+        if _benchmark(r) != benchmark:
+            continue
+        split = str(r["manifest"].get("data", {}).get("split") or r["metrics"].get("split") or "validation")
+        over = "test_overall" if split.startswith("test") else "val_overall"
+        (row,) = _ours_rows([r], [benchmark], {**cols, over: "Overall"}, "micro", 1)
+        row.update(model_type="ours", split=split)
+        rows.append(row)
+    df = _with_ours(published.load(name), rows)
+    if rows:
+        df["split"] = df.get("split")
+    return df
+
+
+def mmmu_table2(runs=None) -> pd.DataFrame:
+    return _discipline_table("mmmu_table2", runs, "mmmu")
+
+
+def cmmmu_table4(runs=None) -> pd.DataFrame:
+    return _discipline_table("cmmmu_table4", runs, "cmmmu")
+
+
+def _published_with_ours(name: str, runs, benchmark: str, groups: dict[str, str]) -> pd.DataFrame:
+    return _with_ours(published.load(name), _ours_rows(runs, [benchmark], groups, "micro", 1))
+
+
+def mmmu_table3_difficulty(runs=None) -> pd.DataFrame:
+    """MMMU Table 3 (Easy / Medium / Hard / Overall); our rows when the run has such groups."""
+    return _published_with_ours("mmmu_table3_difficulty", runs, "mmmu",
+                                {"easy": "Easy", "medium": "Medium", "hard": "Hard", "overall": "Overall"})
+
+
+def cmmmu_table5_question_type(runs=None) -> pd.DataFrame:
+    return _published_with_ours("cmmmu_table5_question_type", runs, "cmmmu",
+                                {"multiple_choice": "Multiple-choice", "fill_in_the_blank": "Fill-in-the-blank",
+                                 "true_or_false": "True-or-false", "overall": "Overall"})
+
+
+def cmmmu_table6_difficulty(runs=None) -> pd.DataFrame:
+    return _published_with_ours("cmmmu_table6_difficulty", runs, "cmmmu",
+                                {"easy": "Easy", "medium": "Medium", "hard": "Hard", "overall": "Overall"})
+
+
+def mmmu_image_types(table: pd.DataFrame | None = None, top: int | None = None):
+    """MMMU Table 12 as grouped horizontal bars: one group per image type (with its test-set
+    count), one bar per model. ``top`` keeps the most frequent types only."""
+    table = published.load("mmmu_table12_image_types") if table is None else table
+    models = [c for c in table.columns if c not in ("image_type", "n_samples")]
+    t = table if top is None else table.head(top + 1)
+    n = len(t)
+    h = 0.84 / len(models)
+    fig, ax = plt.subplots(figsize=(9, 0.42 * n * max(1, len(models) / 3) + 1.5))
+    colors = plt.get_cmap("tab10").colors
+    ys = np.arange(n)
+    for k, m in enumerate(models):
+        off = (k - (len(models) - 1) / 2) * h
+        vals = t[m].astype(float)
+        ax.barh(ys + off, vals.fillna(0), height=h, color=colors[k % 10], label=m)
+        for y, v in zip(ys, vals):
+            if pd.isna(v):
+                ax.text(1, y + off, "not reported", fontsize=5, va="center", color="#777777")
+    ax.set_yticks(ys, [f"{a} ({int(b):,})" for a, b in zip(t["image_type"], t["n_samples"])], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("accuracy (%), MMMU test set")
+    ax.set_title("MMMU, Table 12: accuracy by image type (number of test questions)", fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(axis="x", color="#eeeeee")
+    ax.set_axisbelow(True)
+    fig.tight_layout()
+    return fig
+
+
+def error_distribution(name: str, title: str | None = None):
+    """MMMU Fig. 6 / CMMMU Fig. 4 (GPT-4V error categories), drawn as bars (the papers draw pies)."""
+    df = published.load(name).sort_values("percent", ascending=True)
+    n = published.ERROR_SAMPLE_SIZES.get(name)
+    total = df["percent"].sum()
+    fig, ax = plt.subplots(figsize=(7, 0.4 * len(df) + 1.6))
+    ax.barh(df["category"], df["percent"], color="#4a7ab5")
+    for y, v in enumerate(df["percent"]):
+        ax.text(v + 0.5, y, f"{v:g}%", va="center", fontsize=8)
+    ax.set_xlabel("share of annotated GPT-4V errors (%)")
+    ax.set_xlim(0, df["percent"].max() * 1.18)
+    ax.set_title(title or name, fontsize=10)
+    note = f"n = {n} annotated errors; printed shares sum to {total:g}%"
+    if abs(total - 100) > 1e-9:
+        note += " (as printed; see the source note)"
+    fig.text(0.01, 0.01, note, fontsize=7, va="bottom")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig
+
+
+# --------------------------------------------------------------------------- saving
+def save_table(df: pd.DataFrame, out_dir, name: str, decimals: int = 1) -> list[Path]:
+    """:func:`runs.save_table` (CSV + Markdown), the Markdown rewritten at the table's print
+    precision with ranks as integers and empty cells blank."""
+    paths = runs_mod.save_table(df, out_dir, name)
+    disp = df.copy()
+    for c in disp.columns:
+        s = disp[c]
+        if pd.api.types.is_bool_dtype(s) or s.dtype == object:
+            disp[c] = s.map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
+        elif c.endswith("_rank") or c.endswith("_printed") or c == "rank" or c.startswith("n_") or c == "dimension_id":
+            disp[c] = [("" if pd.isna(v) else str(int(v))) for v in s]
+        elif pd.api.types.is_numeric_dtype(s):
+            disp[c] = [("" if pd.isna(v) else f"{float(v):.{decimals}f}") for v in s]
+    paths[1].write_text(disp.to_markdown(index=False, disable_numparse=True) + "\n", encoding="utf-8")
+    return paths
+
+
+def save_figure(fig, out_dir, name: str) -> list[Path]:
+    from . import plots
+
+    paths = plots.save(fig, out_dir, name)
+    plt.close(fig)
+    return paths
+
+
+#: figure name -> caption, for the gallery
+FIGURES = {
+    "seed2_fig5_rank_heatmap": "SEED-Bench-2, Fig. 5: rank heat-map over capability levels (from Table 2)",
+    "seed1_fig5_leaderboards": "SEED-Bench v1, Fig. 5: per-dimension leaderboards (ranks 6-18 legible)",
+    "seed1_fig6_rank_heatmap": "SEED-Bench v1, Fig. 6: rank heat-map over dimensions",
+    "mmmu_table12_image_types": "MMMU, Table 12: accuracy by image type",
+    "mmmu_fig6_errors": "MMMU, Fig. 6: GPT-4V error distribution (150 errors)",
+    "cmmmu_fig4_errors": "CMMMU, Fig. 4: GPT-4V error distribution (141 errors)",
+}
+
+
+def render_seed(out_dir, runs=None) -> dict[str, list[Path]]:
+    """Every SEED table and figure into ``out_dir`` (tables/, figures/)."""
+    runs = _as_runs(runs)
+    out = {}
+    t2 = seed2_table2(runs)
+    out["seed2_table2"] = save_table(t2, out_dir, "seed2_table2")
+    out["seed2_fig5_rank_heatmap"] = save_figure(seed2_heatmap(t2), out_dir, "seed2_fig5_rank_heatmap")
+    out["seed1_table3"] = save_table(seed1_table3(runs), out_dir, "seed1_table3", decimals=2)
+    lb = seed1_leaderboard_table(runs)
+    out["seed1_fig5_leaderboards_table"] = save_table(lb, out_dir, "seed1_fig5_leaderboards", decimals=2)
+    out["seed1_fig5_leaderboards"] = save_figure(seed1_leaderboards(lb), out_dir, "seed1_fig5_leaderboards")
+    out["seed1_fig6_rank_heatmap"] = save_figure(seed1_heatmap(runs), out_dir, "seed1_fig6_rank_heatmap")
+    return out
+
+
+def render_mmmu(out_dir, runs=None) -> dict[str, list[Path]]:
+    """Every MMMU / CMMMU table and figure into ``out_dir``."""
+    runs = _as_runs(runs)
+    out = {
+        "mmmu_table2": save_table(mmmu_table2(runs), out_dir, "mmmu_table2"),
+        "mmmu_table3_difficulty": save_table(mmmu_table3_difficulty(runs), out_dir, "mmmu_table3_difficulty"),
+        "mmmu_table12_image_types": save_table(published.load("mmmu_table12_image_types"), out_dir,
+                                               "mmmu_table12_image_types"),
+        "cmmmu_table4": save_table(cmmmu_table4(runs), out_dir, "cmmmu_table4"),
+        "cmmmu_table5_question_type": save_table(cmmmu_table5_question_type(runs), out_dir,
+                                                 "cmmmu_table5_question_type"),
+        "cmmmu_table6_difficulty": save_table(cmmmu_table6_difficulty(runs), out_dir, "cmmmu_table6_difficulty"),
+    }
+    out["mmmu_table12_image_types_fig"] = save_figure(mmmu_image_types(), out_dir, "mmmu_table12_image_types")
+    out["mmmu_fig6_errors"] = save_figure(
+        error_distribution("mmmu_fig6_errors", "MMMU, Fig. 6: GPT-4V error distribution"), out_dir, "mmmu_fig6_errors")
+    out["cmmmu_fig4_errors"] = save_figure(
+        error_distribution("cmmmu_fig4_errors", "CMMMU, Fig. 4: GPT-4V error distribution"), out_dir,
+        "cmmmu_fig4_errors")
+    return out
+
+
+def gallery(run_folders: Sequence, dest="docs/figures") -> Path:
+    """Copy the PNG figures of ``run_folders`` into ``dest`` and write ``dest/README.md``, one
+    markdown image link per figure."""
+    dest = manifest.resolve(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    lines = ["# Figures", "",
+             "The papers' figures rebuilt from the transcribed published results (`mmbench_lib/published/`) by",
+             "`make paper` (notebooks `40_seed_figures.ipynb`, `41_mmmu_cmmmu_figures.ipynb`). Published rows carry",
+             "no item-level data, so no uncertainty is drawn.", ""]
+    for folder in run_folders:
+        for png in sorted((resolve_run(folder) / "figures").glob("*.png")):
+            shutil.copy2(png, dest / png.name)
+            caption = FIGURES.get(png.stem, png.stem)
+            lines += [f"## {caption}", "", f"![{caption}]({png.name})", ""]
+    (dest / "README.md").write_text("\n".join(lines), encoding="utf-8")
+    return dest / "README.md"
+
+
+if __name__ == "__main__":  # python -m mmbench_lib.paper gallery RUN... --dest docs/figures
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m mmbench_lib.paper")
+    ap.add_argument("command", choices=["gallery"])
+    ap.add_argument("runs", nargs="+")
+    ap.add_argument("--dest", default="docs/figures")
+    a = ap.parse_args()
+    print(gallery(a.runs, a.dest))

@@ -1,0 +1,77 @@
+"""mmbench_lib.paper: the papers' tables rebuilt from the published CSVs, ranks, our rows, figures."""
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+import pandas as pd
+import pytest
+
+from mmbench_lib import paper, published, runs
+
+
+def _values_equal(df, name):
+    pub = published.load(name)
+    got = df[df["source"] == "paper"].reset_index(drop=True)
+    for c in pub.columns:
+        if c in published.rank_columns(pub):
+            c2 = f"{c}_printed" if f"{c}_printed" in got else c
+            pd.testing.assert_series_equal(got[c2].astype("Float64"), pub[c].astype("Float64"), check_names=False)
+        else:
+            pd.testing.assert_series_equal(got[c], pub[c], check_names=False, check_dtype=False)
+
+
+@pytest.mark.parametrize("fn,name", [
+    (paper.seed2_table2, "seed2_table2"), (paper.seed1_table3, "seed1_table3"),
+    (paper.mmmu_table2, "mmmu_table2"), (paper.mmmu_table3_difficulty, "mmmu_table3_difficulty"),
+    (paper.cmmmu_table4, "cmmmu_table4"), (paper.cmmmu_table5_question_type, "cmmmu_table5_question_type"),
+    (paper.cmmmu_table6_difficulty, "cmmmu_table6_difficulty"),
+])
+def test_tables_copy_published(fn, name):
+    _values_equal(fn(), name)
+
+
+@pytest.mark.parametrize("fn,name", [(paper.seed2_table2, "seed2_table2"), (paper.seed1_table3, "seed1_table3")])
+def test_ranks_recomputed(fn, name):
+    df = fn()
+    for rank_col, value_col in published.RANKS[name].items():
+        want = published.competition_rank(df[value_col].tolist())
+        got = df[rank_col].astype("Float64").to_numpy(dtype=float, na_value=float("nan"))
+        assert [None if w != w else w for w in want] == [None if g != g else g for g in got]
+
+
+@pytest.fixture(scope="module")
+def seed2_run(demo, tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs") / "seed2_random"
+    runs.evaluate_ranking("seed2", runs.demo_args("seed2", demo, level="L3"), "random", out, progress=False)
+    return out
+
+
+def test_our_seed2_row(seed2_run):
+    metrics = json.loads((seed2_run / "metrics.json").read_text())
+    df = paper.seed2_table2([seed2_run])
+    ours = df[df["source"] == "ours"]
+    assert len(ours) == 1 and len(df) == len(published.load("seed2_table2")) + 1
+    row = ours.iloc[0]
+    groups = {g["group"]: g for g in metrics["groups"]}
+    assert row["l1_acc"] == pytest.approx(round(groups["L1"]["accuracy_dim_mean"], 1))
+    assert row["run"] == seed2_run.name and row["recipe"] == metrics["recipe"]
+    assert "(ours)" in row["model"]
+    assert row["l1_rank"] == published.competition_rank(df["l1_acc"].tolist())[ours.index[0]]
+    fig = paper.seed2_heatmap(df)
+    assert any("(ours)" in t.get_text() for t in fig.axes[0].get_yticklabels())
+    # a seed2 run is not a seed v1 row
+    assert (paper.seed1_table3([seed2_run])["source"] == "paper").all()
+
+
+def test_render_all_headless(tmp_path, seed2_run):
+    files = {**paper.render_seed(tmp_path, [seed2_run]), **paper.render_mmmu(tmp_path)}
+    figs = [k for k, v in files.items() if str(v[0]).endswith(".png")]
+    assert {files[f][0].stem for f in figs} >= set(paper.FIGURES)
+    for paths in files.values():
+        assert all(p.is_file() and p.stat().st_size > 0 for p in paths)
+    for f in figs:
+        assert (tmp_path / "figures" / f"{files[f][0].stem}.svg").is_file()
+    readme = paper.gallery([tmp_path], tmp_path / "gallery")
+    text = readme.read_text()
+    assert text.count("![") == len(figs)
