@@ -15,6 +15,9 @@
   ``tiny-qwen2.5-vl``, ``tiny-idefics3``, ``tiny-paligemma``, ``tiny-blip2-t5``,
   ``tiny-blip2-opt``, ``tiny-instructblip-t5``.
 
+- ``"openai:<served model name>"``: an OpenAI-compatible endpoint (vLLM, SGLang, ...) at
+  ``base_url`` (or ``$OPENAI_BASE_URL``), key from ``$OPENAI_API_KEY``; generation only.
+
 ``trust_remote_code`` stays off unless the caller turns it on; every hub path passes it to both
 the model and the processor and records it in ``describe()``.
 """
@@ -25,10 +28,18 @@ from .random_choice import RandomChoice
 
 
 def load_adapter(spec, device: str = "auto", dtype: str | None = None, scorer: str = "reference",
-                 revision: str | None = None, trust_remote_code: bool = False, append_eos: bool = False):
-    """Build an adapter from a spec string (see module doc) or return an adapter unchanged."""
+                 revision: str | None = None, trust_remote_code: bool = False, append_eos: bool = False,
+                 **endpoint):
+    """Build an adapter from a spec string (see module doc) or return an adapter unchanged.
+    ``endpoint`` keywords (base_url, api_key_env, concurrency, max_retries, timeout) go to ``openai:``."""
     if not isinstance(spec, str):
         return spec
+    if spec.startswith("openai:"):
+        from .openai_compat import OpenAICompatible
+
+        return OpenAICompatible(spec.partition(":")[2], **endpoint)
+    if endpoint:
+        raise ValueError(f"endpoint options {sorted(endpoint)} apply only to openai:<model> specs")
     from .hf import HFCausalLM, ImageTextToText, pick_device, pick_dtype
 
     kind, _, target = spec.partition(":")

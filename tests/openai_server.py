@@ -1,0 +1,81 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for the tests, wrapping a transformers adapter.
+
+It serves ``POST /v1/chat/completions`` (text and image_url content parts), counts requests,
+and can fail the first N requests (503) or stall (to exercise timeouts and retries).
+"""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from PIL import Image
+
+from mmbench_lib.models.base import IMAGE, GenerateRequest
+
+
+class Server:
+    def __init__(self, adapter, fail_first: int = 0, stall_first: int = 0, stall_s: float = 0.0, status: int = 503):
+        self.adapter, self.fail_first, self.stall_first, self.stall_s, self.status = adapter, fail_first, stall_first, stall_s, status
+        self.requests, self.completions, self.lock = 0, 0, threading.Lock()
+        self.images_seen, self.auth = 0, None
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                with server.lock:
+                    server.requests += 1
+                    n = server.requests
+                    server.auth = self.headers.get("Authorization")
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if n <= server.stall_first:
+                    time.sleep(server.stall_s)
+                if n <= server.fail_first:
+                    self.send_response(server.status)
+                    self.end_headers()
+                    self.wfile.write(b'{"error": "try again"}')
+                    return
+                if self.path != "/v1/chat/completions" or body.get("temperature") != 0:
+                    self.send_response(400)
+                    self.end_headers()
+                    self.wfile.write(b'{"error": "bad request"}')
+                    return
+                text, images = "", []
+                for part in body["messages"][0]["content"]:
+                    if part["type"] == "text":
+                        text += part["text"]
+                    else:
+                        raw = base64.b64decode(part["image_url"]["url"].split(",", 1)[1])
+                        images.append(Image.open(io.BytesIO(raw)).convert("RGB"))
+                        text += IMAGE
+                with server.lock:
+                    server.images_seen += len(images)
+                    [g] = server.adapter.generate([GenerateRequest("srv", text, images, max_new_tokens=body["max_tokens"])])
+                    server.completions += 1
+                out = {"choices": [{"index": 0, "message": {"role": "assistant", "content": g.text},
+                                    "finish_reason": "length" if g.hit_limit else "stop"}],
+                       "usage": {"completion_tokens": g.num_tokens}}
+                data = json.dumps(out).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
