@@ -27,3 +27,20 @@ def tiny_llava():
     from mmbench_lib.models import load_adapter
 
     return load_adapter("tiny-llava", device="cpu")
+
+
+@pytest.fixture(scope="session")
+def demo_dir(tmp_path_factory):
+    """A demo data folder as `mmbench make-demo` writes it (with paths.json), for notebook runs."""
+    from mmbench_lib.demo import ensure_demo
+
+    d = tmp_path_factory.mktemp("nbdemo")
+    ensure_demo(d)
+    return d
+
+
+@pytest.fixture
+def outputs(tmp_path, monkeypatch):
+    """Run folders of `mmbench run` go to a temporary outputs/ (the kernel inherits the variable)."""
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path))
+    return tmp_path

@@ -5,23 +5,9 @@ from pathlib import Path
 import pytest
 
 from mmbench_lib.cli import main
-from mmbench_lib.demo import ensure_demo
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("nbdemo")
-    ensure_demo(d)
-    return d
-
-
-@pytest.fixture
-def outputs(tmp_path, monkeypatch):
-    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path))
-    return tmp_path
 
 
 def _rows(path):

@@ -14,6 +14,23 @@ from PIL import Image
 IMAGE = "<|mmbench:image|>"  # where one image goes in a request's text
 
 
+def interleave(prompt: str, images) -> list[tuple[str, object]]:
+    """The prompt as ``("text", str)`` and ``("image", image)`` pieces in order: each image where its
+    ``IMAGE`` marker stands, or all images first when the prompt has no marker."""
+    parts = prompt.split(IMAGE)
+    if len(parts) - 1 not in (0, len(images)):
+        raise ValueError(f"prompt has {len(parts) - 1} image markers but {len(images)} images were given")
+    if len(parts) == 1:
+        return [("image", im) for im in images] + [("text", prompt)]
+    out = []
+    for i, part in enumerate(parts):
+        if part:
+            out.append(("text", part))
+        if i < len(images):
+            out.append(("image", images[i]))
+    return out
+
+
 @dataclass
 class ScoreRequest:
     """Rank ``continuations`` after ``prompt`` (SEED answer ranking)."""

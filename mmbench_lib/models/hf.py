@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from ..scoring import Prepared, get_scorer
-from .base import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest
+from .base import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, interleave
 
 
 def pick_device(device: str = "auto") -> str:
@@ -131,20 +131,8 @@ class ImageTextToText(DecoderOnlyAdapter):
         self.processor = processor
 
     def _segments(self, prompt: str, images) -> list[dict]:
-        parts = prompt.split(IMAGE)
-        if len(parts) - 1 not in (0, len(images)):
-            raise ValueError(f"prompt has {len(parts) - 1} image markers but {len(images)} images were given")
-        content = []
-        if len(parts) == 1:
-            content += [{"type": "image"} for _ in images]
-            content.append({"type": "text", "text": prompt})
-            return content
-        for i, part in enumerate(parts):
-            if part:
-                content.append({"type": "text", "text": part})
-            if i < len(images):
-                content.append({"type": "image"})
-        return content
+        """Chat-template content parts: ``{"type": "image"}`` where each image goes."""
+        return [{"type": "image"} if kind == "image" else {"type": "text", "text": v} for kind, v in interleave(prompt, images)]
 
     def prefix_inputs(self, prompt, images, chat, generation=False):
         content = self._segments(prompt, images)

@@ -18,7 +18,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-from .base import IMAGE, Generation, GenerateRequest
+from .base import Generation, GenerateRequest, interleave
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
@@ -34,21 +34,9 @@ def _data_url(image) -> str:
 
 
 def content_parts(prompt: str, images) -> list[dict]:
-    """OpenAI content parts: images where IMAGE markers stand (all first when there is none)."""
-    parts = prompt.split(IMAGE)
-    if len(parts) - 1 not in (0, len(images)):
-        raise ValueError(f"prompt has {len(parts) - 1} image markers but {len(images)} images were given")
-    out = []
-    if len(parts) == 1:
-        out += [{"type": "image_url", "image_url": {"url": _data_url(im)}} for im in images]
-        out.append({"type": "text", "text": prompt})
-        return out
-    for i, text in enumerate(parts):
-        if text:
-            out.append({"type": "text", "text": text})
-        if i < len(images):
-            out.append({"type": "image_url", "image_url": {"url": _data_url(images[i])}})
-    return out
+    """OpenAI content parts: images (as PNG data URLs) where IMAGE markers stand, all first when there is none."""
+    return [{"type": "image_url", "image_url": {"url": _data_url(v)}} if kind == "image" else {"type": "text", "text": v}
+            for kind, v in interleave(prompt, images)]
 
 
 class OpenAICompatible:
