@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 
 from .items import Item
 from .media import MediaError, check_media, load_visual_inputs
-from .recipes import Recipe, score_request
+from .recipes import Recipe, paper_preprocess, score_request
 from .scoring import pick
 from .store import RunStore
 
@@ -56,6 +56,9 @@ def na_row(item: Item, reason: str) -> dict:
 def _request(item: Item, adapter, recipe: Recipe):
     if adapter.sees_images:
         images = load_visual_inputs(item)
+        if recipe.image_size:  # still images only: video frames keep the processor's short-side resize + crop
+            n = len(item.images)
+            images = paper_preprocess(images[:n], recipe.image_size) + images[n:]
     else:
         check_media(item)  # a blind model skips decoding but scores the same items
         images = []

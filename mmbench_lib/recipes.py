@@ -19,12 +19,17 @@ class Recipe:
     separator: str = " "  # put between the prompt and each choice's content
     chat: bool = False  # wrap the prompt in the model's chat template (LLaVA wrapper style)
     reduction: str = "sum"  # which log-likelihood reduction decides: "sum" or "mean"
+    image_size: int = 0  # >0: squash each image to NxN (bicubic, no crop) before the processor, as the reference wrappers do
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 RECIPES = {
+    # the SEED v1 reference preprocessing too: images bicubic-resized to 224x224 with no crop (spec §1.4 item 4)
+    "seed1-ppl-lavis224": Recipe(name="seed1-ppl-lavis224", image_size=224),
+    # SEED-2 LLaVA-1.5 wrapper with its preprocessing: bicubic 336x336, no crop (spec §2.4)
+    "llava-chat-336": Recipe(name="llava-chat-336", prompt="{question}", separator=" ", chat=True, reduction="mean", image_size=336),
     # SEED v1 reference recipe (spec §1.4): summed log-likelihood of the choice content
     "seed1-ppl": Recipe(),
     # SEED-2 LLaVA-1.5 wrapper (spec §2.4): question as the user turn, the candidate as the
@@ -51,6 +56,14 @@ def question_text(item: Item) -> str:
     if item.image_marker and item.image_marker in item.question:
         return item.question.replace(item.image_marker, IMAGE)
     return item.question
+
+
+def paper_preprocess(images, size: int):
+    """Bicubic resize of each image to ``size x size`` with no crop (aspect ratio not kept), the
+    reference wrappers' preprocessing; the processor's own normalisation still applies after it."""
+    from PIL import Image
+
+    return [im.resize((size, size), Image.BICUBIC) for im in images] if size else list(images)
 
 
 def score_request(item: Item, recipe: Recipe, images=()) -> ScoreRequest:

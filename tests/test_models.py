@@ -68,3 +68,23 @@ def test_unknown_model_spec():
 def test_dtype_is_fp32_on_cpu(smollm2):
     assert next(smollm2.model.parameters()).dtype == torch.float32
     assert smollm2.describe()["model_id"].startswith("HuggingFaceTB/SmolLM2-135M-Instruct")
+
+
+def test_paper_parity_preprocessing_squashes_images_without_crop(demo, tiny_llava):
+    """Recipe image_size: bicubic NxN with no crop before the processor (SEED v1 LAVIS 224, LLaVA wrapper 336)."""
+    from mmbench_lib import benchmarks
+    from mmbench_lib.evaluate import _request
+    from mmbench_lib.recipes import get_recipe, paper_preprocess
+
+    d = demo["seed"]
+    item = benchmarks.get("seed").load(d["annotation_file"], d["image_root"], dimensions=[1])[0]
+    wide = Image.new("RGB", (64, 32), (0, 0, 0))
+    wide.paste((255, 255, 255), (0, 0, 16, 32))  # a white strip on the far left, lost by a centre crop
+    squashed = paper_preprocess([wide], 32)[0]
+    assert squashed.size == (32, 32) and squashed.getpixel((2, 16))[0] > 200
+    plain = tiny_llava.processor.image_processor(wide, return_tensors="pt")["pixel_values"]
+    parity = tiny_llava.processor.image_processor(squashed, return_tensors="pt")["pixel_values"]
+    assert not torch.allclose(plain, parity)  # the processor alone centre-crops the strip away
+    req = _request(item, tiny_llava, get_recipe("seed1-ppl", image_size=224))
+    assert [im.size for im in req.images] == [(224, 224)]
+    assert get_recipe("llava-chat-336").image_size == 336 and get_recipe("seed1-ppl-lavis224").reduction == "sum"

@@ -65,3 +65,15 @@ def test_seed2_part3_with_generated_images(demo_dir, outputs):
     assert all("clip_similarity" in r for r in rows if r["dimension_id"] in (25, 26))
     manifest = json.loads((outputs / "p3" / "manifest.json").read_text())
     assert manifest["image_output"]["clip_model"] == "ViT-S-32" and "does not specify" in manifest["image_output"]["note"]
+
+
+def test_seed1_video_through_a_vlm(demo_dir, outputs):
+    rc = main(["run", str(ROOT / "notebooks/10_seed_bench.ipynb"), "-f", str(ROOT / "params/10_seed_bench/seed1_demo_tiny_llava_video.yaml"),
+               "-p", "data_dir", str(demo_dir), "--run-id", "v1video"])
+    assert rc == 0
+    rows = _rows(outputs / "v1video" / "predictions.jsonl")
+    assert {r["dimension_id"] for r in rows} == {10, 11, 12} and all(r["status"] == "ok" for r in rows)
+    manifest = json.loads((outputs / "v1video" / "manifest.json").read_text())
+    assert manifest["recipe"]["image_size"] == 224 and manifest["model"]["adapter"] == "ImageTextToText"
+    groups = {g["group"]: g for g in json.loads((outputs / "v1video" / "metrics.json").read_text())["groups"]}
+    assert groups["Video"]["n"] == 9 and "Image" not in groups
