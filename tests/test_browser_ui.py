@@ -3,8 +3,9 @@
 Starts JupyterLab on 127.0.0.1 (free port, no token) with its root in a temporary copy holding
 notebooks/30_error_analysis.ipynb (the demo run, with the tag folder and outputs pointed into the
 temporary folder), runs all cells, waits for the widget, tags the first case and saves, then checks
-``annotations/<run-id>.csv``. A screenshot goes to docs/screenshots/error_browser.png on success and
-to the test's temporary folder on failure. Needs Debian's chromium (``apt-get install -y chromium``)
+``annotations/<run-id>.csv``. On success a screenshot goes to the test's temporary folder, or to
+docs/screenshots/error_browser.png when MMBENCH_UPDATE_SCREENSHOTS=1 (so a test run leaves the
+committed picture alone); on failure a full-page screenshot goes to the temporary folder. Needs Debian's chromium (``apt-get install -y chromium``)
 and the ``playwright`` Python package (its browser download is not used).
 """
 import csv
@@ -162,8 +163,10 @@ def test_tag_a_case_in_jupyterlab(lab):
             assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").filter(
                 has_text="Traceback").count() == 0
             widget.scroll_into_view_if_needed()
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            widget.screenshot(path=str(SCREENSHOT))
+            shot = SCREENSHOT if os.environ.get("MMBENCH_UPDATE_SCREENSHOTS") == "1" else tmp / "error_browser.png"
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            widget.screenshot(path=str(shot))
+            assert shot.stat().st_size > 10_000
         except BaseException:
             page.screenshot(path=str(tmp / "failure.png"), full_page=True)
             print(f"screenshot: {tmp / 'failure.png'}; server log: {tmp / 'jupyterlab.log'}")
