@@ -537,3 +537,15 @@ def summary_html(cases: list[dict], tags=None, limit: int = 12) -> str:
             + "</div>")
     out.append("</div>")
     return "".join(out)
+
+
+def demo_run(data_dir="data/demo", seed: int = 0):
+    """``outputs/error_analysis_demo``: the MMMU demo validation split answered by the Random Choice
+    baseline, parsed by the official rules: a run with wrong items to analyse."""
+    from . import generate, runs
+    from .demo import ensure_demo
+
+    out = runs.run_dir("error_analysis_demo")
+    generate.evaluate_generation("mmmu", ensure_demo(data_dir)["mmmu"]["source"], out, model="random",
+                                 baseline="random", split="validation", seed=seed, progress=False)
+    return out

@@ -540,3 +540,20 @@ def summary_table(runs: dict[str, dict]):
          "fallbacks": m["counts"]["fallbacks"]}
         for label, m in runs.items()
     ])
+
+
+RESPONSE_COLUMNS = ("run", "id", "question_type", "response", "truncated", "parsed_pred", "mode", "fallback",
+                    "answer", "correct", "status")
+
+
+def responses_table(out_dir, labels) -> "pd.DataFrame":
+    """Every scored response of the runs ``out_dir/<label>/scored.jsonl``, one row each, labelled by run."""
+    import pandas as pd
+
+    frames = []
+    for label in labels:
+        df = pd.read_json(Path(out_dir) / label / "scored.jsonl", lines=True)
+        df.insert(0, "run", label)
+        frames.append(df)
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return df[[c for c in RESPONSE_COLUMNS if c in df]]

@@ -39,3 +39,17 @@ def save(fig, out_dir, name: str) -> list[Path]:
     fig.savefig(paths[0], dpi=120)
     fig.savefig(paths[1])
     return paths
+
+
+def group_bars(table: pd.DataFrame, runs: list[str], title: str = ""):
+    """Horizontal bars of accuracy per group (rows of ``table``, indexed by group) for each run column."""
+    t = table[list(runs)]
+    ax = t.plot.barh(figsize=(8, 0.6 * len(t) * max(1, len(runs) / 2) + 1.5))
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("accuracy (%)")
+    ax.invert_yaxis()
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="lower right")
+    fig = ax.get_figure()
+    fig.tight_layout()
+    return fig
