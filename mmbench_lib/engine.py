@@ -26,12 +26,28 @@ Mixing questions of different prefix lengths needs plain 1-D rotary positions an
 attention layers; models with multimodal rotary positions (Qwen-VL's M-RoPE) or sliding-window
 caches are scored one question at a time (still one prefix pass + one choice pass each), where
 the model derives positions from the cache itself exactly as in ``ReferenceScorer``.
+
+**Packed text questions** (``packing=True``, the default): when the prefixes are plain text
+(only ``input_ids`` and an all-ones ``attention_mask``), there is nothing to cache. Several
+questions go into ONE sequence instead, each laid out as ``prefix, choice 1, choice 2, ...``
+(every choice without its last token) under a tree-shaped 4-D attention mask: a prefix token
+sees its own prefix causally, a choice token sees its question's prefix and the earlier tokens
+of its own choice, nothing else, with positions restarting per question (``prefix length +
+offset`` for a choice). Every token is then a real one (no padding of short choices to the
+longest, no cache copied per choice) and the vocabulary projection runs only at the positions
+that are scored (``logits_to_keep`` as an index tensor). Rows are filled longest question first
+up to ``pack_tokens`` (attention over the row grows with its square, so a row stays around half
+the hidden size on the CPU). It needs a model that takes a custom 4-D mask (``sdpa`` or
+``eager`` attention), 1-D positions and ``logits_to_keep``; the first packed row for each model
+is checked against the cached path, and a model that disagrees is scored the cached way from
+then on, with a warning.
 """
 from __future__ import annotations
 
 import copy
 import gc
 import inspect
+import warnings
 
 import torch
 
@@ -127,11 +143,15 @@ class SharedPrefixScorer:
 
     name = "shared-prefix"
 
-    def __init__(self, token_budget: int | None = None, max_questions: int = 64):
+    def __init__(self, token_budget: int | None = None, max_questions: int = 64, packing: bool = True,
+                 pack_tokens: int | None = None):
         self.token_budget = token_budget
         self.max_questions = max(1, int(max_questions))
         self.max_rows: int | None = None  # rows per choice pass, set only after an OOM on one question
         self.oom_events = 0
+        self.packing = packing
+        self.pack_tokens = pack_tokens
+        self._pack_checked: dict[int, bool] = {}  # id(model) -> packed path agreed with the cached one
 
     # ------------------------------------------------------------------ public API
     def score(self, model, prepared: Prepared) -> list[ChoiceScore]:
@@ -144,10 +164,17 @@ class SharedPrefixScorer:
         if not n:
             return results
         mixable = self._mixable(model)
+        todo = list(range(n))
+        if mixable and self._can_pack(model):
+            packable = [i for i in todo if _packable(prepared_list[i])]
+            for i, s in zip(packable, self._score_packed(model, [prepared_list[i] for i in packable])):
+                results[i] = s
+            todo = [i for i in todo if results[i] is None]
         budget = self.token_budget or self._default_budget(model)
-        costs = [self._cost([p]) for p in prepared_list]
+        costs = {i: self._cost([prepared_list[i]]) for i in todo}
         # longest first (OOM shows up at once, similar lengths end up together), stable on ties
-        order = sorted(range(n), key=lambda i: (-costs[i], i))
+        order = sorted(todo, key=lambda i: (-costs[i], i))
+        n = len(order)
         pos = 0
         while pos < n:
             size = self._group_size(prepared_list, order, pos, budget) if mixable else 1
@@ -231,6 +258,138 @@ class SharedPrefixScorer:
         per_token = 2 * layers * kv_heads * head_dim * elt + (8 * hidden + 2 * inter) * elt
         free, _ = torch.cuda.mem_get_info(param.device)
         return int(min(max(0.5 * free / per_token, 512), 1 << 18))
+
+    # ------------------------------------------------------------------ packed text questions
+    def _can_pack(self, model) -> bool:
+        if not self.packing or self._pack_checked.get(id(model)) is False:
+            return False
+        cfg = getattr(model, "config", None)
+        impl = getattr(cfg, "_attn_implementation", None)
+        if impl not in (None, "sdpa", "eager"):
+            return False  # flash / flex kernels take no arbitrary 4-D mask
+        return _accepts(model, "logits_to_keep") and _accepts(model, "position_ids")
+
+    def _row_tokens(self, model, longest: int) -> int:
+        if self.pack_tokens:
+            return max(self.pack_tokens, longest)
+        hidden = getattr(_text_config(model), "hidden_size", 1024)
+        param = next(model.parameters())
+        target = 2 * hidden if param.device.type == "cuda" else hidden // 2
+        return max(longest, target, 64)
+
+    def _score_packed(self, model, group: list[Prepared]) -> list:
+        """Packed rows (longest question first, first fit); ``None`` where a question must go the cached way."""
+        results: list = [None] * len(group)
+        if not group:
+            return results
+        sizes = [_packed_len(p) for p in group]
+        order = sorted(range(len(group)), key=lambda i: (-sizes[i], i))
+        cap = self._row_tokens(model, sizes[order[0]])
+        rows: list[list[int]] = []
+        room: list[int] = []
+        for i in order:
+            for r, left in enumerate(room):
+                if sizes[i] <= left:
+                    rows[r].append(i)
+                    room[r] -= sizes[i]
+                    break
+            else:
+                rows.append([i])
+                room.append(cap - sizes[i])
+        pending = list(rows)
+        while pending:
+            row = pending.pop(0)
+            qs = [group[i] for i in row]
+            out, oom = None, False
+            try:
+                out = self._pack_row(model, qs)
+            except Exception as e:  # noqa: BLE001
+                if not is_oom(e):
+                    raise
+                oom = True
+            if oom:
+                self.oom_events += 1
+                _free_memory()
+                if len(row) > 1:  # split the row in two and go on
+                    half = len(row) // 2
+                    pending[:0] = [row[:half], row[half:]]
+                    self.pack_tokens = max(64, sum(sizes[i] for i in row) // 2)
+                continue  # a single question that does not fit: the cached path (with its own fallbacks)
+            if id(model) not in self._pack_checked:
+                self._pack_checked[id(model)] = self._agrees_with_cached(model, qs[:2], out[:2])
+                if not self._pack_checked[id(model)]:
+                    return results  # nothing kept: every question goes the cached way
+            for i, scores in zip(row, out):
+                results[i] = scores
+        return results
+
+    def _agrees_with_cached(self, model, qs: list[Prepared], packed) -> bool:
+        cached = [self._score_group(model, [p], None)[0] for p in qs]
+        half = next(model.parameters()).dtype in (torch.float16, torch.bfloat16)
+        tol = 0.1 if half else 1e-3
+        worst = max((abs(a.sum_logprob - b.sum_logprob) for x, y in zip(cached, packed) for a, b in zip(x, y)
+                     if a.num_tokens), default=0.0)
+        if worst > tol:
+            warnings.warn(f"packed scoring differs from the cached path by {worst:.3g} on "
+                          f"{type(model).__name__}; this model is scored without packing", stacklevel=3)
+            return False
+        return True
+
+    @staticmethod
+    def _pack_row(model, qs: list[Prepared]) -> list[list[ChoiceScore]]:
+        """One forward over several questions packed in one sequence under a tree attention mask."""
+        ids: list[int] = []
+        pos: list[int] = []
+        blocks = []  # (prefix start, prefix length, choice start, choice length)
+        wanted = []  # (position whose logits predict, target token, question, choice)
+        for q, p in enumerate(qs):
+            prefix = p.inputs["input_ids"][0].tolist()
+            start, plen = len(ids), len(prefix)
+            ids += prefix
+            pos += range(plen)
+            blocks.append((start, plen, start, plen))
+            for c, cont in enumerate(p.continuations):
+                if not cont:
+                    continue
+                wanted.append((start + plen - 1, cont[0], q, c))
+                body = cont[:-1]
+                cstart = len(ids)
+                for k, tok in enumerate(body):
+                    wanted.append((cstart + k, cont[k + 1], q, c))
+                ids += body
+                pos += range(plen, plen + len(body))
+                if body:
+                    blocks.append((start, plen, cstart, len(body)))
+        param = next(model.parameters())
+        device, dtype = param.device, param.dtype
+        if not param.is_floating_point():
+            dtype = torch.float32
+        t = len(ids)
+        allowed = torch.zeros(t, t, dtype=torch.bool)
+        for pstart, plen, cstart, clen in blocks:
+            tri = torch.ones(clen, clen, dtype=torch.bool).tril()
+            allowed[cstart:cstart + clen, cstart:cstart + clen] = tri
+            if cstart != pstart:
+                allowed[cstart:cstart + clen, pstart:pstart + plen] = True
+        mask = torch.zeros(t, t, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
+        keep = sorted({w[0] for w in wanted})
+        at = {k: j for j, k in enumerate(keep)}
+        out = model(
+            input_ids=torch.tensor([ids], device=device),
+            position_ids=torch.tensor([pos], device=device),
+            attention_mask=mask.to(device)[None, None],
+            logits_to_keep=torch.tensor(keep, device=device),
+            use_cache=False,
+        )
+        logits = out.logits[0].float()  # (len(keep), V)
+        del out
+        rows = torch.tensor([at[w[0]] for w in wanted], device=logits.device)
+        toks = torch.tensor([w[1] for w in wanted], device=logits.device)
+        lp = (logits[rows, toks] - torch.logsumexp(logits, dim=-1)[rows]).cpu()
+        per = [[[] for _ in p.continuations] for p in qs]
+        for k, (_, _, q, c) in enumerate(wanted):
+            per[q][c].append(k)
+        return [choice_scores([lp[idx] if idx else torch.zeros(0) for idx in choice]) for choice in per]
 
     # ------------------------------------------------------------------ the two passes
     def _score_group(self, model, group: list[Prepared], max_rows: int | None) -> list[list[ChoiceScore]]:
@@ -346,6 +505,21 @@ def _accepts(model, name: str) -> bool:
     except (AttributeError, TypeError, ValueError):
         return False
     return name in params
+
+
+def _packable(p: Prepared) -> bool:
+    """Plain text: token ids and an all-ones mask, continuations that only extend the mask."""
+    if set(p.inputs) - {"input_ids", "attention_mask"} or set(p.extend) - {"attention_mask"}:
+        return False
+    ids = p.inputs["input_ids"]
+    if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.shape[0] != 1:
+        return False
+    mask = p.inputs.get("attention_mask")
+    return mask is None or bool((mask == 1).all())
+
+
+def _packed_len(p: Prepared) -> int:
+    return int(p.inputs["input_ids"].shape[1]) + sum(max(len(c) - 1, 0) for c in p.continuations)
 
 
 def _text_only(p: Prepared) -> bool:

@@ -87,8 +87,10 @@ def test_registered_lazily():
 def test_text_questions_match_reference_on_smollm2(smollm2, smol_engine):
     reqs = [ScoreRequest(f"q{i}", _prompt(q), c) for i, (q, c) in enumerate(SEED_TEXT[:4])]
     ref = smollm2.score_choices(reqs)
-    eng = smol_engine.score_choices(reqs)  # one group: prefixes of different lengths, 16 choice rows
+    eng = smol_engine.score_choices(reqs)  # packed: four questions in one sequence, tree mask
     _assert_same(ref, eng)
+    cached = SharedPrefixScorer(packing=False).score_many(smollm2.model, [smollm2.prepare(r) for r in reqs])
+    _assert_same(ref, cached)  # and the cached path: prefixes of different lengths, 16 choice rows
     assert smol_engine.describe()["scorer"] == "shared-prefix"
     lengths = {s.num_tokens for q in eng for s in q}
     assert min(lengths) == 1 and max(lengths) >= 6  # one-token and long choices both exercised
@@ -147,7 +149,7 @@ def test_score_many_returns_results_in_input_order(tiny_text):
                 for i, (q, c) in enumerate(qs)]
     ref = [ReferenceScorer().score(tiny_text.model, p) for p in prepared]
     calls = []
-    eng = SharedPrefixScorer(token_budget=1200).score_many(_Spy(tiny_text.model, calls), prepared)
+    eng = SharedPrefixScorer(token_budget=1200, packing=False).score_many(_Spy(tiny_text.model, calls), prepared)
     _assert_same(ref, eng)
     assert len(calls) < 2 * len(prepared)  # questions were batched together
     assert max(kw["input_ids"].shape[0] for kw in calls) > 4  # choice rows of several questions in one pass
@@ -158,7 +160,7 @@ def test_out_of_memory_halves_and_completes(tiny_text, error):
     qs = SEED_TEXT[:5]
     prepared = [tiny_text.prepare(ScoreRequest(f"q{i}", "Note. " * i + _prompt(q), c)) for i, (q, c) in enumerate(qs)]
     ref = [ReferenceScorer().score(tiny_text.model, p) for p in prepared]
-    scorer = SharedPrefixScorer(token_budget=100_000)
+    scorer = SharedPrefixScorer(token_budget=100_000, packing=False)
     model = _OOMAbove(tiny_text.model, 2, error)
     eng = scorer.score_many(model, prepared)
     _assert_same(ref, eng)
@@ -177,6 +179,83 @@ def test_other_errors_are_not_swallowed(tiny_text):
         SharedPrefixScorer().score(Broken(tiny_text.model, []), p)
     assert is_oom(torch.cuda.OutOfMemoryError("x")) and is_oom(RuntimeError("CUDA out of memory."))
     assert not is_oom(RuntimeError("shape mismatch"))
+
+
+# ---------------------------------------------------------------- packed text questions
+def _packed_calls(calls):
+    return [kw for kw in calls if getattr(kw.get("attention_mask"), "dim", lambda: 2)() == 4]
+
+
+@pytest.mark.parametrize("attn", ["sdpa", "eager"])
+def test_packed_rows_match_reference_and_read_each_token_once(tiny_text, attn):
+    """Several questions in one sequence: exact, every token real, logits only where scored."""
+    tiny_text.model.config._attn_implementation = attn
+    try:
+        prepared = [tiny_text.prepare(ScoreRequest(f"q{i}", "Context. " * (i % 3) + _prompt(q), c, chat=i == 1))
+                    for i, (q, c) in enumerate(SEED_TEXT)]
+        ref = [ReferenceScorer().score(tiny_text.model, p) for p in prepared]
+        calls = []
+        scorer = SharedPrefixScorer(pack_tokens=120)
+        eng = scorer.score_many(_Spy(tiny_text.model, calls), prepared)
+        _assert_same(ref, eng)
+        packed = _packed_calls(calls)
+        assert 1 < len(packed) < len(prepared)  # several questions per row, more than one row
+        real = sum(p.inputs["input_ids"].shape[1] + sum(len(c) - 1 for c in p.continuations) for p in prepared)
+        assert sum(kw["input_ids"].shape[1] for kw in packed) == real  # no padding anywhere
+        assert all(kw["input_ids"].shape[0] == 1 and kw["use_cache"] is False for kw in packed)
+        scored = sum(1 + len(c) - 1 for p in prepared for c in p.continuations)  # distinct predicting positions
+        assert sum(len(kw["logits_to_keep"]) for kw in packed) <= scored
+        assert list(scorer._pack_checked.values()) == [True]  # checked once against the cached path
+    finally:
+        tiny_text.model.config._attn_implementation = "sdpa"
+
+
+def test_packed_results_come_back_in_input_order(tiny_text):
+    qs = [SEED_TEXT[i % len(SEED_TEXT)] for i in (3, 0, 5, 1, 4, 2, 0, 3)]
+    prepared = [tiny_text.prepare(ScoreRequest(f"q{i}", "Context. " * (i * 3 % 7) + _prompt(q), c))
+                for i, (q, c) in enumerate(qs)]
+    ref = [ReferenceScorer().score(tiny_text.model, p) for p in prepared]
+    _assert_same(ref, SharedPrefixScorer(pack_tokens=90).score_many(tiny_text.model, prepared))
+
+
+def test_packed_empty_and_one_token_continuations(tiny_text):
+    p = tiny_text.prepare(ScoreRequest("q", "Question: hi\nAnswer:", [" yes"]))
+    prepared = Prepared(p.inputs, [[], p.continuations[0], p.continuations[0] + [13]], p.extend)
+    ref = ReferenceScorer().score(tiny_text.model, prepared)
+    _assert_same([ref], SharedPrefixScorer().score_many(tiny_text.model, [prepared, prepared])[:1])
+
+
+def test_packed_rows_split_on_out_of_memory(tiny_text):
+    prepared = [tiny_text.prepare(ScoreRequest(f"q{i}", "Note. " * i + _prompt(q), c))
+                for i, (q, c) in enumerate(SEED_TEXT)]
+    ref = [ReferenceScorer().score(tiny_text.model, p) for p in prepared]
+    model = _OOMLonger(tiny_text.model, 40)
+    scorer = SharedPrefixScorer(pack_tokens=1000)
+    _assert_same(ref, scorer.score_many(model, prepared))
+    assert scorer.oom_events >= 2 and scorer.pack_tokens < 1000
+    assert max(model.ok_lengths) <= 40
+
+
+def test_a_model_that_ignores_the_tree_mask_is_caught_and_scored_the_cached_way(tiny_text):
+    prepared = [tiny_text.prepare(ScoreRequest(f"q{i}", _prompt(q), c)) for i, (q, c) in enumerate(SEED_TEXT[:3])]
+    ref = [ReferenceScorer().score(tiny_text.model, p) for p in prepared]
+    scorer = SharedPrefixScorer()
+    model = _PlainCausal(tiny_text.model, [])
+    with pytest.warns(UserWarning, match="scored without packing"):
+        eng = scorer.score_many(model, prepared)
+    _assert_same(ref, eng)
+    assert scorer._pack_checked[id(model)] is False
+    calls_before = len(model.calls)
+    _assert_same(ref, scorer.score_many(model, prepared))
+    assert not _packed_calls(model.calls[calls_before:])  # not tried again
+
+
+def test_family_inputs_are_not_packed(tiny_llava):
+    red, _ = _images()
+    calls = []
+    p = tiny_llava.prepare(ScoreRequest("q", "Question: what?\nAnswer:", [" Red square", " Blue"], [red]))
+    SharedPrefixScorer().score_many(_Spy(tiny_llava.model, calls), [p, p])
+    assert calls and not _packed_calls(calls)
 
 
 class _Spy:
@@ -207,4 +286,29 @@ class _OOMAbove(_Spy):
                 raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
             raise RuntimeError("CUDA error: out of memory")
         self.ok_batches.append(b)
+        return self.model(**kw)
+
+
+class _OOMLonger(_Spy):
+    """Raises an out-of-memory error for any forward longer than ``k`` tokens."""
+
+    def __init__(self, model, k):
+        super().__init__(model, [])
+        self.k, self.ok_lengths = k, []
+
+    def __call__(self, **kw):
+        n = kw["input_ids"].shape[1]
+        if n > self.k and kw["attention_mask"].dim() == 4:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory.")
+        self.ok_lengths.append(n)
+        return self.model(**kw)
+
+
+class _PlainCausal(_Spy):
+    """A model whose attention ignores a custom 4-D mask (plain causal attention instead)."""
+
+    def __call__(self, **kw):
+        self.calls.append(kw)
+        if kw.get("attention_mask") is not None and kw["attention_mask"].dim() == 4:
+            kw = {**kw, "attention_mask": None}
         return self.model(**kw)
