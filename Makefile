@@ -35,8 +35,10 @@ lab: setup
 clean-outputs:
 	rm -rf outputs/*/
 
-# the papers' tables and figures from the published results; PNGs copied to docs/figures/ with a gallery
+# the papers' tables and figures from the published results, with the demo-set runs as our rows;
+# PNGs copied to $(PAPER_DEST) with a gallery (add your runs: -p runs '["outputs/<run>/..."]' on the notebooks)
+PAPER_DEST ?= docs/figures
 paper: setup
 	$(VENV)/bin/mmbench run notebooks/40_seed_figures.ipynb --run-id paper_seed
 	$(VENV)/bin/mmbench run notebooks/41_mmmu_cmmmu_figures.ipynb --run-id paper_mmmu
-	$(PY) -m mmbench_lib.paper gallery paper_seed paper_mmmu --dest docs/figures
+	$(PY) -m mmbench_lib.paper gallery paper_seed paper_mmmu --dest $(PAPER_DEST)

@@ -324,15 +324,26 @@ def _write_cmmmu_official(items: list[Item], stored: dict, root: Path) -> tuple[
     return resp, gold
 
 
-def _tally(rows: list[dict], key) -> dict:
-    out: dict = OrderedDict()
+def _tally(rows: list[dict], key, intervals: bool = True) -> dict:
+    """``{key: {num, correct, acc}}`` over the judged rows, with the 95% bootstrap interval of
+    ``acc`` (``ci_low`` / ``ci_high``, fractions like ``acc``; each question its own cluster)."""
+    from .uncertainty import accuracy_ci
+
+    groups: dict = OrderedDict()
     for r in rows:
         if r.get("correct") is None:
             continue
         for k in key(r):
-            c, n = out.get(k, (0, 0))
-            out[k] = (c + bool(r["correct"]), n + 1)
-    return {k: {"num": n, "correct": c, "acc": c / n} for k, (c, n) in out.items()}
+            groups.setdefault(k, []).append(r)
+    out = {}
+    for k, rs in groups.items():
+        c, n = sum(bool(r["correct"]) for r in rs), len(rs)
+        out[k] = {"num": n, "correct": c, "acc": c / n}
+        if intervals:
+            ci = accuracy_ci([{"id": r["id"], "correct": bool(r["correct"])} for r in rs])
+            out[k].update(ci_low=None if ci["low"] is None else ci["low"] / 100,
+                          ci_high=None if ci["high"] is None else ci["high"] / 100)
+    return out
 
 
 def score_run(items: list[Item], store: RunStore, use_random: bool = True, write: bool = True) -> tuple[list[dict], dict]:
@@ -389,7 +400,8 @@ def score_run(items: list[Item], store: RunStore, use_random: bool = True, write
                "counts": counts, "scored": has_gold}
     if has_gold:
         metrics.update(
-            overall=summary["overall"],
+            overall={**summary["overall"], **{k: v for k, v in _tally(rows, lambda r: ["all"]).get("all", {}).items()
+                                              if k.startswith("ci_")}},
             per_subject=_tally(rows, lambda r: [r["subject"]]),
             per_discipline=_tally(rows, lambda r: [r["discipline"]]),
             per_difficulty=_tally(rows, lambda r: [r["difficulty"] or "(none)"]),
@@ -531,11 +543,16 @@ def breakdown_table(runs: dict[str, dict], key: str):
 
 
 def summary_table(runs: dict[str, dict]):
-    """One row per run: overall accuracy (%), items, failed, truncated, parser fallbacks."""
+    """One row per run: overall accuracy (%) with its 95% bootstrap interval, items, failed,
+    truncated, parser fallbacks."""
     import pandas as pd
 
+    def pct(m, k):
+        v = (m.get("overall") or {}).get(k)
+        return None if v is None else 100 * v
+
     return pd.DataFrame([
-        {"run": label, "accuracy": 100 * m["overall"]["acc"] if m.get("overall") and m["overall"]["acc"] is not None else None,
+        {"run": label, "accuracy": pct(m, "acc"), "ci_low": pct(m, "ci_low"), "ci_high": pct(m, "ci_high"),
          "n": (m.get("overall") or {}).get("num"), "failed": m["counts"]["failed"], "truncated": m["counts"]["truncated"],
          "fallbacks": m["counts"]["fallbacks"]}
         for label, m in runs.items()

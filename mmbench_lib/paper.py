@@ -7,8 +7,10 @@
 * MMMU: Table 2 (disciplines), Table 3 (difficulty), Table 12 (image types, as a bar chart),
   Fig. 6 (GPT-4V error distribution); CMMMU: Tables 4-6 and Fig. 4.
 
-Published rows carry no item-level data, so no figure here draws uncertainty; our rows are
-point estimates as well (the run folders' ``predictions.jsonl`` hold what is needed for intervals).
+Our rows are recomputed from the run's item rows (``predictions.jsonl`` / ``scored.jsonl``) by
+:mod:`mmbench_lib.ours`, each with a 95% clustered bootstrap interval (``<col>_ci_low/high``) and,
+in the ranked tables and heat-maps, a rank interval (``<rank col>_low/high``). Published rows carry
+no item-level data: they get no interval, and the figures say so.
 
 Ranks are standard competition ranks (:func:`mmbench_lib.published.competition_rank`) recomputed
 over every row present (published and ours); the ranks printed in the papers are kept beside
@@ -30,7 +32,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from . import manifest, published, runs as runs_mod  # noqa: E402
+from . import manifest, ours as ours_mod, published, runs as runs_mod  # noqa: E402
+from .benchmarks import seed1 as seed1_mod, seed2 as seed2_mod  # noqa: E402
+from .ours import Column, dims, every, field_in, has_tag  # noqa: E402
 
 OURS_COLOR = "#c0392b"
 PAPER = "paper"
@@ -45,11 +49,33 @@ SEED2_LEVELS = [  # (column prefix in seed2_table2, metrics group, label in the 
     ("l3", "L3", "L3"),
 ]
 SEED1_GROUPS = [("spatial", "Image", "Spatial"), ("temporal", "Video", "Temporal"), ("overall", "All", "Overall")]
-MMMU_DISCIPLINES = {  # metrics group (benchmarks.mmmu) -> column of mmmu_table2 / cmmmu_table4
-    "Art and Design": "art_design", "Business": "business", "Science": "science",
-    "Health and Medicine": "health_medicine", "Humanities and Social Science": "humanities_social_sci",
-    "Tech and Engineering": "tech_engineering",
+MMMU_DISCIPLINES = {  # column of mmmu_table2 / cmmmu_table4 -> discipline names (MMMU, CMMMU in English)
+    "art_design": ("Art and Design", "Art & Design"), "business": ("Business",), "science": ("Science",),
+    "health_medicine": ("Health and Medicine", "Health & Medicine"),
+    "humanities_social_sci": ("Humanities and Social Science", "Humanities & Social Sciences"),
+    "tech_engineering": ("Tech and Engineering", "Technology & Engineering"),
 }
+DIFFICULTY_COLUMNS = {  # MMMU topic_difficulty / CMMMU difficulty_level
+    "easy": Column("easy", field_in("difficulty", ["Easy", "easy"])),
+    "medium": Column("medium", field_in("difficulty", ["Medium", "medium", "middle"])),
+    "hard": Column("hard", field_in("difficulty", ["Hard", "hard"])),
+    "overall": Column("overall", every),
+}
+QUESTION_TYPE_COLUMNS = {
+    "multiple_choice": Column("multiple_choice", field_in("question_type", ["multiple-choice"])),
+    "fill_in_the_blank": Column("fill_in_the_blank", field_in("question_type", ["fill-in-the-blank"])),
+    "true_or_false": Column("true_or_false", field_in("question_type", ["true-false"])),
+    "overall": Column("overall", every),
+}
+
+
+def seed2_columns() -> dict[str, Column]:
+    """Table 2's averages: plain means of dimension accuracies (source note)."""
+    return {f"{p}_acc": Column(f"{p}_acc", dims(seed2_mod.GROUPS[g]), "dim_mean") for p, g, _ in SEED2_LEVELS}
+
+
+def seed1_columns(average: str = "micro") -> dict[str, Column]:
+    return {f"{p}_acc": Column(f"{p}_acc", dims(seed1_mod.GROUPS[g]), average) for p, g, _ in SEED1_GROUPS}
 
 
 def resolve_run(path) -> Path:
@@ -71,29 +97,65 @@ def load_run(path) -> dict:
     man = folder / "manifest.json"
     man = json.loads(man.read_text(encoding="utf-8")) if man.is_file() else {}
     model = metrics.get("model") or "model"
-    recipe = metrics.get("recipe") or "?"
-    reduction = metrics.get("reduction")
-    how = f"{recipe}, {reduction}" if reduction else recipe
+    if "baseline" in metrics:  # a generation run (MMMU / CMMMU)
+        base = metrics["baseline"]
+        model = {"random": "Random Choice", "frequent": "Frequent Choice"}.get(base, metrics.get("label") or model)
+        how = "baseline" if base in ("random", "frequent") else f"greedy, max {metrics.get('max_new_tokens')} tokens"
+        if base == "ocr":
+            how += ", OCR"
+    else:
+        model = {"random": "Random Choice"}.get(model, model)
+        recipe = metrics.get("recipe") or "?"
+        reduction = metrics.get("reduction")
+        how = f"{recipe}, {reduction}" if reduction else recipe
+    if (man.get("parameters") or {}).get("demo"):
+        how += ", demo data"
     return {"folder": folder, "metrics": metrics, "manifest": man, "label": f"{model} [{how}] (ours)"}
+
+
+#: what :func:`demo_runs` runs: ranking models for SEED, baselines for MMMU / CMMMU
+DEMO_RUNS = {"seed": ["smollm2", "random"], "seed2": ["smollm2", "random"],
+             "mmmu": ["random", "frequent"], "cmmmu": ["random", "frequent"]}
+
+
+def demo_runs(benchmarks: Sequence[str], data_dir="data/demo", run_id: str = "demo_runs",
+              progress: bool = False) -> list[Path]:
+    """Run folders of the demo sets (built if missing) to show as our rows: SmolLM2 (text only,
+    ``seed1-ppl``, summed log-likelihood) and Random Choice on SEED v1 and SEED-2 (level L3, so
+    Part-3 is N/A for models that do not output images), the Random and Frequent Choice baselines
+    on the MMMU and CMMMU validation splits. A second call resumes: nothing is scored twice."""
+    from . import generate
+    from .demo import ensure_demo
+
+    data = ensure_demo(data_dir)
+    root = runs_mod.run_dir(run_id)
+    out = []
+    for bench in benchmarks:
+        for model in DEMO_RUNS[bench]:
+            folder = root / f"{bench}__{model}"
+            params = {"demo": True, "benchmark": bench, "model": model}
+            if bench in ("seed", "seed2"):
+                args = runs_mod.demo_args(bench, data, level="L3")
+                runs_mod.evaluate_ranking(bench, args, model, folder, recipe="seed1-ppl", reduction="sum",
+                                          scorer="shared-prefix", parameters=params, progress=progress)
+            else:
+                source = data[bench]["source" if bench == "mmmu" else "root"]
+                generate.evaluate_generation(bench, source, folder, model=model, baseline=model,
+                                             split="validation" if bench == "mmmu" else "val",
+                                             parameters=params, progress=progress)
+            out.append(folder)
+    return out
 
 
 def _as_runs(runs) -> list[dict]:
     out = []
     for r in runs or []:
         out.append(r if isinstance(r, dict) and "metrics" in r else load_run(r))
-    labels = [r["label"] for r in out]
-    for r in out:  # the same model+recipe twice: tell the rows apart by folder
-        if labels.count(r["label"]) > 1:
+    keys = [(_benchmark(r), r["label"]) for r in out]
+    for r, key in zip(out, keys):  # the same model+recipe twice on one benchmark: tell the rows apart by folder
+        if keys.count(key) > 1:
             r["label"] = f"{r['label']} {r['folder'].name}"
     return out
-
-
-def _group_value(metrics: dict, group: str, average: str) -> float:
-    for g in metrics.get("groups", []):
-        if g.get("group") == group:
-            v = g.get(f"accuracy_{average}")
-            return math.nan if v is None else float(v)
-    return math.nan
 
 
 def _benchmark(run: dict) -> str:
@@ -101,15 +163,16 @@ def _benchmark(run: dict) -> str:
     return {"seed1": "seed"}.get(b, b)
 
 
-def _ours_rows(runs, benchmarks: Iterable[str], columns: dict[str, str], average: str, decimals: int) -> list[dict]:
+def _ours_rows(runs, benchmarks: Iterable[str], columns: dict[str, Column], decimals: int) -> list[dict]:
+    """One row per run of ``benchmarks``: each column recomputed from the run's item rows, at the
+    paper's print precision (so that a tie with a printed value is a tie)."""
     rows = []
     for r in _as_runs(runs):
         if _benchmark(r) not in set(benchmarks):
             continue
         row = {"model": r["label"], "source": OURS, "recipe": r["metrics"].get("recipe"),
                "reduction": r["metrics"].get("reduction"), "run": r["folder"].name}
-        for col, group in columns.items():
-            v = _group_value(r["metrics"], group, average)
+        for col, v in ours_mod.point_values(r, columns).items():
             row[col] = round(v, decimals) if not math.isnan(v) else math.nan
         rows.append(row)
     return rows
@@ -123,6 +186,16 @@ def _with_ours(pub: pd.DataFrame, ours: list[dict]) -> pd.DataFrame:
         if c not in frame:
             frame[c] = None
     return frame
+
+
+def _intervals(df: pd.DataFrame, runs: list[dict], columns: dict[str, Column], decimals: int,
+               ranks: dict[str, str] | None = None) -> pd.DataFrame:
+    """``<col>_ci_low/high`` for our rows, and ``<rank col>_low/high`` where ranks are given."""
+    ranks = ranks or {}
+    out = ours_mod.add_intervals(df, runs, columns, decimals, ranked=list(ranks.values()))
+    for rank_col, value_col in ranks.items():
+        out = out.rename(columns={f"{value_col}_rank_low": f"{rank_col}_low", f"{value_col}_rank_high": f"{rank_col}_high"})
+    return out
 
 
 def _rerank(df: pd.DataFrame, ranks: dict[str, str]) -> pd.DataFrame:
@@ -142,9 +215,10 @@ def seed2_table2(runs=None) -> pd.DataFrame:
     note), so our rows use ``accuracy_dim_mean`` of the groups L1, Part-2 (Interleaved), L2,
     Part-3 (Image output) and L3. A group our run does not hold completely is empty.
     """
-    ours = _ours_rows(runs, ["seed2"], {f"{p}_acc": g for p, g, _ in SEED2_LEVELS}, "dim_mean", 1)
-    df = _with_ours(published.load("seed2_table2"), ours)
-    return _rerank(df, published.RANKS["seed2_table2"])
+    runs = _as_runs(runs)
+    ours = _ours_rows(runs, ["seed2"], seed2_columns(), 1)
+    df = _rerank(_with_ours(published.load("seed2_table2"), ours), published.RANKS["seed2_table2"])
+    return _intervals(df, runs, seed2_columns(), 1, published.RANKS["seed2_table2"])
 
 
 # --------------------------------------------------------------------------- SEED-Bench v1
@@ -155,11 +229,12 @@ def seed1_table3(runs=None, average: str = "micro") -> pd.DataFrame:
     question-weighted ``accuracy_micro`` of the groups Image, Video and All (``average="dim_mean"``
     for the plain dimension means). Values at the paper's 2 decimals.
     """
-    ours = _ours_rows(runs, ["seed"], {f"{p}_acc": g for p, g, _ in SEED1_GROUPS}, average, 2)
+    runs = _as_runs(runs)
+    ours = _ours_rows(runs, ["seed"], seed1_columns(average), 2)
     for row in ours:
         row["model_type"] = "ours"
-    df = _with_ours(published.load("seed1_table3"), ours)
-    return _rerank(df, published.RANKS["seed1_table3"])
+    df = _rerank(_with_ours(published.load("seed1_table3"), ours), published.RANKS["seed1_table3"])
+    return _intervals(df, runs, seed1_columns(average), 2, published.RANKS["seed1_table3"])
 
 
 def seed1_leaderboard_table(runs=None) -> pd.DataFrame:
@@ -229,11 +304,12 @@ def seed1_leaderboards(table: pd.DataFrame | None = None, ncols: int = 4):
     return fig
 
 
-def seed1_rank_frame(runs=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def seed1_rank_frame(runs=None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The data of SEED v1 Fig. 6 (rank heat-map): rows = Table 3 models (+ ours), columns =
     the 12 dimensions (ranks printed in Fig. 5) and Spatial / Temporal / Overall (recomputed from
-    Table 3 + ours). Returns ``(ranks, cell_text)``: a model missing from a dimension's legible
-    ranks 6-18 is in that panel's top 5 (order unknown): rank empty, text "1-5"."""
+    Table 3 + ours). Returns ``(ranks, cell_text, intervals)``: a model missing from a dimension's
+    legible ranks 6-18 is in that panel's top 5 (order unknown): rank empty, text "1-5";
+    ``intervals`` holds our rows' rank intervals (Spatial / Temporal / Overall only)."""
     t3 = seed1_table3(runs)
     lb = published.load("seed1_fig5_leaderboards")
     dims = lb[["dimension_id", "dimension"]].drop_duplicates("dimension_id").sort_values("dimension_id")
@@ -247,18 +323,24 @@ def seed1_rank_frame(runs=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     for p, _, label in SEED1_GROUPS:
         ranks[label] = t3[f"{p}_rank"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
         text[label] = ""
-    return ranks, text
+    intervals = rank_interval_text(t3, {f"{p}_rank": f"{p}_acc" for p, _, _ in SEED1_GROUPS},
+                                   {f"{p}_rank": label for p, _, label in SEED1_GROUPS})
+    for c in ranks.columns:
+        if c not in intervals:
+            intervals[c] = ""
+    return ranks, text, intervals
 
 
 # --------------------------------------------------------------------------- rank heat-map
 def rank_heatmap(df: pd.DataFrame, value_cols: Sequence[str], *, col_labels: Sequence[str] | None = None,
                  ranks_given: bool = False, model_col: str = "model", cell_text: pd.DataFrame | None = None,
-                 title: str = "", note: str = ""):
+                 intervals: pd.DataFrame | None = None, title: str = "", note: str = ""):
     """Rank heat-map as in SEED-2 Fig. 5 / SEED v1 Fig. 6: rows = models, columns = levels or
     dimensions; darker = higher (better) rank, the rank written in the cell; grey where the model
     has no value for that column. ``value_cols`` are accuracies ranked per column by competition
     ranking over the rows present, or ranks already (``ranks_given=True``). Rows with
-    ``source == "ours"`` are labelled in red."""
+    ``source == "ours"`` are labelled in red; ``intervals`` (same rows, ``value_cols`` columns,
+    text such as ``"2-5"``) is written under their rank: the 95% bootstrap rank interval."""
     if ranks_given:
         ranks = df[list(value_cols)].astype(float).to_numpy()
     else:
@@ -269,14 +351,20 @@ def rank_heatmap(df: pd.DataFrame, value_cols: Sequence[str], *, col_labels: Seq
     shade = 1.0 - (ranks - 1) / (n_per_col - 1)  # rank 1 -> 1 (darkest)
     cmap = plt.get_cmap("Blues").with_extremes(bad="#d9d9d9")
     nrow, ncol = ranks.shape
-    fig, ax = plt.subplots(figsize=(max(4.5, 0.75 * ncol + 3.2), 0.32 * nrow + 1.8))
+    tall = 1.35 if intervals is not None else 1.0
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.75 * ncol + 3.2), 0.32 * tall * nrow + 1.8))
     ax.imshow(np.ma.masked_invalid(0.1 + 0.85 * shade), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     for i in range(nrow):
         for j in range(ncol):
             r = ranks[i, j]
+            interval = intervals.iloc[i][value_cols[j]] if intervals is not None else ""
             if not np.isnan(r):
-                ax.text(j, i, str(int(r)), ha="center", va="center", fontsize=7,
-                        color="white" if shade[i, j] > 0.55 else "black")
+                color = "white" if shade[i, j] > 0.55 else "black"
+                if interval:
+                    ax.text(j, i - 0.17, str(int(r)), ha="center", va="center", fontsize=7, color=color)
+                    ax.text(j, i + 0.24, f"[{interval}]", ha="center", va="center", fontsize=5, color=color)
+                else:
+                    ax.text(j, i, str(int(r)), ha="center", va="center", fontsize=7, color=color)
             elif cell_text is not None:
                 t = cell_text.iloc[i][value_cols[j]]
                 if t:
@@ -296,22 +384,41 @@ def rank_heatmap(df: pd.DataFrame, value_cols: Sequence[str], *, col_labels: Seq
     foot = "darker = higher rank; grey = not evaluated / not available"
     if ours.any():
         foot += "; red rows = our runs"
+        if intervals is not None and (intervals[list(value_cols)] != "").to_numpy().any():
+            foot += (", [low-high] = 95% clustered bootstrap interval of their rank (other rows held at their values); "
+                     "published rows carry no item-level data, so no interval")
     fig.text(0.01, 0.005, foot + (f"\n{note}" if note else ""), fontsize=7, va="bottom", ha="left", wrap=True)
     fig.tight_layout(rect=(0, 0.05 + 0.02 * bool(note), 1, 1))
     return fig
 
 
+def rank_interval_text(table: pd.DataFrame, ranks: dict[str, str], columns: dict[str, str] | None = None) -> pd.DataFrame:
+    """``"low-high"`` per row for each rank column that has ``<rank>_low/_high`` (empty elsewhere),
+    under the value column's name (or ``columns[rank col]``)."""
+    out = pd.DataFrame(index=table.index)
+    for rank_col, value_col in ranks.items():
+        name = (columns or {}).get(rank_col, value_col)
+        lo, hi = table.get(f"{rank_col}_low"), table.get(f"{rank_col}_high")
+        if lo is None:
+            out[name] = ""
+            continue
+        out[name] = ["" if pd.isna(a) or pd.isna(b) else (f"{int(a)}" if a == b else f"{int(a)}-{int(b)}")
+                     for a, b in zip(lo, hi)]
+    return out
+
+
 def seed2_heatmap(table: pd.DataFrame | None = None):
     table = seed2_table2() if table is None else table
     return rank_heatmap(table, [f"{p}_acc" for p, _, _ in SEED2_LEVELS], col_labels=[l for *_, l in SEED2_LEVELS],
+                        intervals=rank_interval_text(table, published.RANKS["seed2_table2"]),
                         title="SEED-Bench-2, Fig. 5: rank by capability level",
                         note="Ranks: competition ranks of Table 2's averages, recomputed over all rows shown.")
 
 
 def seed1_heatmap(runs=None):
-    ranks, text = seed1_rank_frame(runs)
+    ranks, text, intervals = seed1_rank_frame(runs)
     cols = [c for c in ranks.columns if c not in ("model", "source")]
-    return rank_heatmap(ranks, cols, ranks_given=True, cell_text=text,
+    return rank_heatmap(ranks, cols, ranks_given=True, cell_text=text, intervals=intervals,
                         title="SEED-Bench v1, Fig. 6: rank per evaluation dimension",
                         note="Dimensions: ranks printed in Fig. 5 (ranks 1-5 not legible: '1-5' = in the top 5, order "
                              "unknown). Spatial/Temporal/Overall: recomputed from Table 3. Our runs are ranked "
@@ -323,20 +430,23 @@ def _discipline_table(name: str, runs, benchmark: str) -> pd.DataFrame:
     """MMMU Table 2 / CMMMU Table 4 plus our runs (discipline groups and Overall, question-weighted,
     as the papers do). Our Overall goes to ``val_overall`` or ``test_overall`` by the run's split;
     the discipline columns of the papers are test-set numbers, ours are from the run's own split."""
-    cols = {c: g for g, c in MMMU_DISCIPLINES.items()}
-    rows = []
-    for r in _as_runs(runs):
+    cols = {c: Column(c, field_in("discipline", names)) for c, names in MMMU_DISCIPLINES.items()}
+    runs = _as_runs(runs)
+    rows, all_cols = [], dict(cols)
+    for r in runs:
         if _benchmark(r) != benchmark:
             continue
-        split = str(r["manifest"].get("data", {}).get("split") or r["metrics"].get("split") or "validation")
+        split = str(r["metrics"].get("split") or r["manifest"].get("data", {}).get("split") or "validation")
         over = "test_overall" if split.startswith("test") else "val_overall"
-        (row,) = _ours_rows([r], [benchmark], {**cols, over: "Overall"}, "micro", 1)
+        columns = {**cols, over: Column(over, every)}
+        all_cols[over] = columns[over]
+        (row,) = _ours_rows([r], [benchmark], columns, 1)
         row.update(model_type="ours", split=split)
         rows.append(row)
     df = _with_ours(published.load(name), rows)
     if rows:
         df["split"] = df.get("split")
-    return df
+    return _intervals(df, runs, all_cols, 1)
 
 
 def mmmu_table2(runs=None) -> pd.DataFrame:
@@ -347,54 +457,100 @@ def cmmmu_table4(runs=None) -> pd.DataFrame:
     return _discipline_table("cmmmu_table4", runs, "cmmmu")
 
 
-def _published_with_ours(name: str, runs, benchmark: str, groups: dict[str, str]) -> pd.DataFrame:
-    return _with_ours(published.load(name), _ours_rows(runs, [benchmark], groups, "micro", 1))
+def _published_with_ours(name: str, runs, benchmark: str, columns: dict[str, Column]) -> pd.DataFrame:
+    runs = _as_runs(runs)
+    df = _with_ours(published.load(name), _ours_rows(runs, [benchmark], columns, 1))
+    if any(_benchmark(r) == benchmark for r in runs):
+        df["split"] = [None if s == PAPER else _split(runs, run) for s, run in zip(df["source"], df["run"])]
+    return _intervals(df, runs, columns, 1)
+
+
+def _split(runs: list[dict], run_name) -> str | None:
+    for r in runs:
+        if r["folder"].name == run_name:
+            return r["metrics"].get("split")
+    return None
 
 
 def mmmu_table3_difficulty(runs=None) -> pd.DataFrame:
-    """MMMU Table 3 (Easy / Medium / Hard / Overall); our rows when the run has such groups."""
-    return _published_with_ours("mmmu_table3_difficulty", runs, "mmmu",
-                                {"easy": "Easy", "medium": "Medium", "hard": "Hard", "overall": "Overall"})
+    """MMMU Table 3 (Easy / Medium / Hard / Overall, test set) plus our runs (on their own split)."""
+    return _published_with_ours("mmmu_table3_difficulty", runs, "mmmu", DIFFICULTY_COLUMNS)
 
 
 def cmmmu_table5_question_type(runs=None) -> pd.DataFrame:
-    return _published_with_ours("cmmmu_table5_question_type", runs, "cmmmu",
-                                {"multiple_choice": "Multiple-choice", "fill_in_the_blank": "Fill-in-the-blank",
-                                 "true_or_false": "True-or-false", "overall": "Overall"})
+    """CMMMU Table 5 (multiple-choice / fill-in-the-blank / true-or-false / overall) plus our runs."""
+    return _published_with_ours("cmmmu_table5_question_type", runs, "cmmmu", QUESTION_TYPE_COLUMNS)
 
 
 def cmmmu_table6_difficulty(runs=None) -> pd.DataFrame:
-    return _published_with_ours("cmmmu_table6_difficulty", runs, "cmmmu",
-                                {"easy": "Easy", "medium": "Medium", "hard": "Hard", "overall": "Overall"})
+    """CMMMU Table 6 (easy / medium / hard / overall) plus our runs; CMMMU's "middle" is medium."""
+    return _published_with_ours("cmmmu_table6_difficulty", runs, "cmmmu", DIFFICULTY_COLUMNS)
 
 
-def mmmu_image_types(table: pd.DataFrame | None = None, top: int | None = None):
+def mmmu_image_type_table(runs=None) -> pd.DataFrame:
+    """MMMU Table 12 (accuracy by image type, test set) with one column per MMMU run of ours
+    (``<label>``, plus ``<label> ci_low`` / ``ci_high``; the "Test Overall" row holds our overall),
+    computed on the run's own split from its item rows."""
+    table = published.load("mmmu_table12_image_types").copy()
+    for r in _as_runs(runs):
+        if _benchmark(r) != "mmmu":
+            continue
+        columns = {t: Column(t, every if t == "Test Overall" else has_tag("image_type", t)) for t in table["image_type"]}
+        items = r.get("_items")
+        if items is None:
+            items = r["_items"] = ours_mod.item_rows(r["folder"])
+        est = ours_mod.estimate(items, list(columns.values())) if not items.empty else None
+        for key, part in (("", "point"), (" ci_low", "low"), (" ci_high", "high")):
+            vals = getattr(est, part) if est else {}
+            table[r["label"] + key] = [round(vals.get(t, math.nan), 1) for t in table["image_type"]]
+    return table
+
+
+def mmmu_image_types(table: pd.DataFrame | None = None, top: int | None = None, runs=None):
     """MMMU Table 12 as grouped horizontal bars: one group per image type (with its test-set
-    count), one bar per model. ``top`` keeps the most frequent types only."""
-    table = published.load("mmmu_table12_image_types") if table is None else table
-    models = [c for c in table.columns if c not in ("image_type", "n_samples")]
+    count), one bar per model; our runs (red shades, with their 95% bootstrap interval) come first.
+    ``top`` keeps the most frequent types only."""
+    table = mmmu_image_type_table(runs) if table is None else table
+    models = [c for c in table.columns if c not in ("image_type", "n_samples") and not c.endswith((" ci_low", " ci_high"))]
+    ours_cols = [m for m in models if m.endswith("(ours)")]
+    models = ours_cols + [m for m in models if m not in ours_cols]
     t = table if top is None else table.head(top + 1)
     n = len(t)
     h = 0.84 / len(models)
-    fig, ax = plt.subplots(figsize=(9, 0.42 * n * max(1, len(models) / 3) + 1.5))
-    colors = plt.get_cmap("tab10").colors
+    fig, ax = plt.subplots(figsize=(9, min(0.42 * n * max(1, len(models) / 3), 0.11 * n * len(models) + 4) + 1.5))
+    colors = [c for i, c in enumerate(plt.get_cmap("tab10").colors) if i != 3]  # red is for our runs
+    reds = plt.get_cmap("Reds")
     ys = np.arange(n)
     for k, m in enumerate(models):
         off = (k - (len(models) - 1) / 2) * h
         vals = t[m].astype(float)
-        ax.barh(ys + off, vals.fillna(0), height=h, color=colors[k % 10], label=m)
+        is_ours = m in ours_cols
+        color = (reds(0.85 - 0.4 * ours_cols.index(m) / max(1, len(ours_cols))) if is_ours
+                 else colors[(k - len(ours_cols)) % len(colors)])
+        xerr = None
+        if is_ours and f"{m} ci_low" in t:
+            lo, hi = t[f"{m} ci_low"].astype(float), t[f"{m} ci_high"].astype(float)
+            xerr = np.vstack([(vals - lo).clip(lower=0).fillna(0), (hi - vals).clip(lower=0).fillna(0)])
+        ax.barh(ys + off, vals.fillna(0), height=h, color=color, label=m, xerr=xerr,
+                error_kw={"elinewidth": 0.6, "capsize": 1.5, "ecolor": "#444444"})
         for y, v in zip(ys, vals):
             if pd.isna(v):
-                ax.text(1, y + off, "not reported", fontsize=5, va="center", color="#777777")
+                ax.text(1, y + off, "not reported" if not is_ours else "no items", fontsize=5, va="center",
+                        color="#777777")
     ax.set_yticks(ys, [f"{a} ({int(b):,})" for a, b in zip(t["image_type"], t["n_samples"])], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
-    ax.set_xlabel("accuracy (%), MMMU test set")
+    ax.set_xlabel("accuracy (%); published: MMMU test set")
     ax.set_title("MMMU, Table 12: accuracy by image type (number of test questions)", fontsize=10)
     ax.legend(fontsize=7, loc="lower right")
     ax.grid(axis="x", color="#eeeeee")
     ax.set_axisbelow(True)
-    fig.tight_layout()
+    if ours_cols:
+        fig.text(0.01, 0.005, "(ours): our runs on their own split, with 95% clustered bootstrap intervals; "
+                 "published bars carry no item-level data, so no interval.", fontsize=7, va="bottom")
+        fig.tight_layout(rect=(0, 0.03, 1, 1))
+    else:
+        fig.tight_layout()
     return fig
 
 
@@ -421,19 +577,40 @@ def error_distribution(name: str, title: str | None = None):
 # --------------------------------------------------------------------------- saving
 def save_table(df: pd.DataFrame, out_dir, name: str, decimals: int = 1) -> list[Path]:
     """:func:`runs.save_table` (CSV + Markdown), the Markdown rewritten at the table's print
-    precision with ranks as integers and empty cells blank."""
+    precision with ranks as integers and empty cells blank; an interval (``<c>_ci_low/high`` for a
+    value, ``<c>_low/high`` for a rank) is written into its cell as ``value [low, high]`` and
+    ``rank [low-high]`` rather than as columns of its own."""
     paths = runs_mod.save_table(df, out_dir, name)
     disp = df.copy()
+    companions = {c for c in df.columns if c.endswith(("_ci_low", "_ci_high"))}
+    companions |= {c for c in df.columns if c.endswith(("_low", "_high")) and c.rsplit("_", 1)[0] in df.columns}
     for c in disp.columns:
         s = disp[c]
-        if pd.api.types.is_bool_dtype(s) or s.dtype == object:
+        if c in companions:
+            continue
+        if f"{c}_ci_low" in df:
+            disp[c] = [_with_interval(v, lo, hi, f"{{:.{decimals}f}}", ", ")
+                       for v, lo, hi in zip(s, df[f"{c}_ci_low"], df[f"{c}_ci_high"])]
+        elif f"{c}_low" in df and (c.endswith("_rank") or c == "rank"):
+            disp[c] = [_with_interval(v, lo, hi, "{:.0f}", "-") for v, lo, hi in zip(s, df[f"{c}_low"], df[f"{c}_high"])]
+        elif pd.api.types.is_bool_dtype(s) or s.dtype == object:
             disp[c] = s.map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
         elif c.endswith("_rank") or c.endswith("_printed") or c == "rank" or c.startswith("n_") or c == "dimension_id":
             disp[c] = [("" if pd.isna(v) else str(int(v))) for v in s]
         elif pd.api.types.is_numeric_dtype(s):
             disp[c] = [("" if pd.isna(v) else f"{float(v):.{decimals}f}") for v in s]
+    disp = disp.drop(columns=sorted(companions))
     paths[1].write_text(disp.to_markdown(index=False, disable_numparse=True) + "\n", encoding="utf-8")
     return paths
+
+
+def _with_interval(v, lo, hi, fmt: str, sep: str) -> str:
+    if v is None or pd.isna(v):
+        return ""
+    text = fmt.format(float(v))
+    if lo is not None and hi is not None and not pd.isna(lo) and not pd.isna(hi):
+        text += f" [{fmt.format(float(lo))}{sep}{fmt.format(float(hi))}]"
+    return text
 
 
 def save_figure(fig, out_dir, name: str) -> list[Path]:
@@ -476,14 +653,13 @@ def render_mmmu(out_dir, runs=None) -> dict[str, list[Path]]:
     out = {
         "mmmu_table2": save_table(mmmu_table2(runs), out_dir, "mmmu_table2"),
         "mmmu_table3_difficulty": save_table(mmmu_table3_difficulty(runs), out_dir, "mmmu_table3_difficulty"),
-        "mmmu_table12_image_types": save_table(published.load("mmmu_table12_image_types"), out_dir,
-                                               "mmmu_table12_image_types"),
+        "mmmu_table12_image_types": save_table(mmmu_image_type_table(runs), out_dir, "mmmu_table12_image_types"),
         "cmmmu_table4": save_table(cmmmu_table4(runs), out_dir, "cmmmu_table4"),
         "cmmmu_table5_question_type": save_table(cmmmu_table5_question_type(runs), out_dir,
                                                  "cmmmu_table5_question_type"),
         "cmmmu_table6_difficulty": save_table(cmmmu_table6_difficulty(runs), out_dir, "cmmmu_table6_difficulty"),
     }
-    out["mmmu_table12_image_types_fig"] = save_figure(mmmu_image_types(), out_dir, "mmmu_table12_image_types")
+    out["mmmu_table12_image_types_fig"] = save_figure(mmmu_image_types(runs=runs), out_dir, "mmmu_table12_image_types")
     out["mmmu_fig6_errors"] = save_figure(
         error_distribution("mmmu_fig6_errors", "MMMU, Fig. 6: GPT-4V error distribution"), out_dir, "mmmu_fig6_errors")
     out["cmmmu_fig4_errors"] = save_figure(
@@ -499,8 +675,9 @@ def gallery(run_folders: Sequence, dest="docs/figures") -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     lines = ["# Figures", "",
              "The papers' figures rebuilt from the transcribed published results (`mmbench_lib/published/`) by",
-             "`make paper` (notebooks `40_seed_figures.ipynb`, `41_mmmu_cmmmu_figures.ipynb`). Published rows carry",
-             "no item-level data, so no uncertainty is drawn.", ""]
+             "`make paper` (notebooks `40_seed_figures.ipynb`, `41_mmmu_cmmmu_figures.ipynb`). Red rows and bars are",
+             "our runs (here the demo-set runs the notebooks add by default), with 95% clustered bootstrap intervals",
+             "on their accuracies and ranks; published rows carry no item-level data, so they have none.", ""]
     for folder in run_folders:
         for png in sorted((resolve_run(folder) / "figures").glob("*.png")):
             shutil.copy2(png, dest / png.name)

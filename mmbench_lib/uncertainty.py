@@ -17,7 +17,7 @@ def _scored(rows) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if df.empty:
         return df
-    df = df[df.get("status", SCORED) == SCORED].copy()
+    df = df[df["status"] == SCORED].copy() if "status" in df else df.copy()
     df["correct"] = df["correct"].astype(bool).astype(float)
     if "cluster" not in df:
         df["cluster"] = df["id"]

@@ -75,3 +75,29 @@ def test_render_all_headless(tmp_path, seed2_run):
     readme = paper.gallery([tmp_path], tmp_path / "gallery")
     text = readme.read_text()
     assert text.count("![") == len(figs)
+
+
+def test_make_paper_runs_both_notebooks_and_writes_the_gallery(tmp_path):
+    """`make paper` headless on the demo runs (the venv is taken as set up: -o skips reinstalling)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    repo = Path(__file__).resolve().parents[1]
+    venv = Path(sys.prefix)
+    env = {**os.environ, "MMBENCH_OUTPUTS": str(tmp_path / "outputs")}
+    dest = tmp_path / "gallery"
+    proc = subprocess.run(["make", "-o", f"{venv}/.installed", "paper", f"VENV={venv}", f"PAPER_DEST={dest}"],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    readme = (dest / "README.md").read_text()
+    assert readme.count("![") == len(list(dest.glob("*.png"))) >= len(paper.FIGURES)
+    for run in ("paper_seed", "paper_mmmu"):
+        folder = tmp_path / "outputs" / run
+        assert any(folder.glob("*.ipynb")), run  # the executed notebook beside its tables and figures
+        tables = list((folder / "tables").glob("*.md"))
+        assert any("(ours)" in t.read_text() for t in tables), run  # the demo runs are our rows
