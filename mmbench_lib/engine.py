@@ -125,12 +125,13 @@ def _stack_left_padded(caches, lengths, width):
 class _Prefixes:
     """The prefix pass of a group: cache, last logits, padded mask and per-row offsets."""
 
-    def __init__(self, cache, last_logits, mask, lengths, mixed):
+    def __init__(self, cache, last_logits, mask, lengths, mixed, deltas=None):
         self.cache = cache  # batch B, Ppad cached positions (left padding)
         self.last_logits = last_logits  # (B, V)
         self.mask = mask  # (B, Ppad) attention mask of the cached positions
         self.lengths = lengths  # real prefix lengths P_i
         self.mixed = mixed  # several questions: explicit position_ids needed
+        self.deltas = deltas  # M-RoPE: per question, position of a text token minus its index (else None)
 
 
 class SharedPrefixScorer:
@@ -211,11 +212,10 @@ class SharedPrefixScorer:
         cfg = _text_config(model)
         if cfg is None:
             return False
-        inner = getattr(model, "model", None)
-        if hasattr(model, "get_rope_index") or hasattr(inner, "get_rope_index"):
-            return False  # multimodal rotary positions (Qwen-VL family): positions are not 1-D
+        if _is_mrope(model) and _rope_owner(model) is None:
+            return False  # multimodal rotary positions whose offsets we cannot read back
         rope = getattr(cfg, "rope_parameters", None) or getattr(cfg, "rope_scaling", None) or {}
-        if "mrope" in repr(rope):
+        if "mrope" in repr(rope) and _rope_owner(model) is None:
             return False
         types = getattr(cfg, "layer_types", None)
         if types is not None:
@@ -425,7 +425,8 @@ class SharedPrefixScorer:
             mask = inputs.get("attention_mask")
             if mask is None:
                 mask = torch.ones_like(inputs["input_ids"])
-            return _Prefixes(out.past_key_values, out.logits[:, -1], mask, [p_len], mixed=False)
+            return _Prefixes(out.past_key_values, out.logits[:, -1], mask, [p_len], mixed=False,
+                             deltas=[_rope_delta(model)] if _is_mrope(model) else None)
         extend = group[0].extend
         lengths = [p.inputs["input_ids"].shape[1] for p in group]
         width = max(lengths)
@@ -447,13 +448,16 @@ class SharedPrefixScorer:
             offsets = torch.tensor([width - n for n in lengths], device=device).view(-1, 1)
             position_ids = (torch.arange(width, device=device).view(1, -1) - offsets).clamp(min=0)
             out = model(**batch, position_ids=position_ids, use_cache=True, **keep)
-            return _Prefixes(out.past_key_values, out.logits[:, -1], batch["attention_mask"], lengths, mixed=True)
+            # text only: every position is 1-D (an M-RoPE model's three components agree, delta 0)
+            return _Prefixes(out.past_key_values, out.logits[:, -1], batch["attention_mask"], lengths, mixed=True,
+                             deltas=[0] * len(group) if _is_mrope(model) else None)
         # prefixes with images (or other family inputs): one pass each, caches stacked left-padded
-        caches, last, masks = [], [], []
+        caches, last, masks, deltas = [], [], [], []
         for p, n in zip(group, lengths):
             out = model(**p.inputs, use_cache=True, **keep)
             if not _plain_layers(out.past_key_values):
                 return None
+            deltas.append(_rope_delta(model) if _is_mrope(model) else 0)
             caches.append(out.past_key_values)
             last.append(out.logits[:, -1])
             m = p.inputs.get("attention_mask")
@@ -463,7 +467,8 @@ class SharedPrefixScorer:
             del out
         cache = _stack_left_padded(caches, lengths, width)
         del caches
-        return _Prefixes(cache, torch.cat(last, 0), torch.cat(masks, 0), lengths, mixed=True)
+        return _Prefixes(cache, torch.cat(last, 0), torch.cat(masks, 0), lengths, mixed=True,
+                         deltas=deltas if _is_mrope(model) else None)
 
     def _choice_pass(self, model, group, pre: _Prefixes, rows, device) -> list[torch.Tensor]:
         """One forward over the rows' choice tokens (all but the last), right-padded; log-probs of tokens 1..L-1."""
@@ -484,8 +489,11 @@ class SharedPrefixScorer:
             "past_key_values": _select_rows(pre.cache, q_idx),
             "use_cache": True,
         }
-        if pre.mixed:
-            starts = torch.tensor([pre.lengths[q] for q, _, _ in rows], device=device).view(-1, 1)
+        if pre.mixed or pre.deltas is not None:
+            # text tokens after the prefix: 1-D positions (for M-RoPE all three components equal,
+            # shifted by the question's delta from the prefix's vision tokens), given explicitly
+            shift = pre.deltas or [0] * len(pre.lengths)
+            starts = torch.tensor([pre.lengths[q] + shift[q] for q, _, _ in rows], device=device).view(-1, 1)
             kw["position_ids"] = starts + torch.arange(width, device=device).view(1, -1)
         prefix_inputs = group[0].inputs
         for name, fill in group[0].extend.items():
@@ -505,6 +513,26 @@ def _accepts(model, name: str) -> bool:
     except (AttributeError, TypeError, ValueError):
         return False
     return name in params
+
+
+def _is_mrope(model) -> bool:
+    """Multimodal rotary positions (Qwen2-VL / Qwen2.5-VL): three position components per token."""
+    inner = getattr(model, "model", None)
+    return hasattr(model, "get_rope_index") or hasattr(inner, "get_rope_index")
+
+
+def _rope_owner(model):
+    """The module that keeps ``rope_deltas`` from its last prefill (transformers' Qwen-VL models)."""
+    for m in (getattr(model, "model", None), model):
+        if m is not None and hasattr(m, "rope_deltas") and hasattr(m, "get_rope_index"):
+            return m
+    return None
+
+
+def _rope_delta(model) -> int:
+    """After a batch-1 prefill: position of the next text token minus its index in the sequence."""
+    delta = getattr(_rope_owner(model), "rope_deltas", None)
+    return int(delta.reshape(-1)[0]) if delta is not None else 0
 
 
 def _packable(p: Prepared) -> bool:

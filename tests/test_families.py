@@ -24,8 +24,8 @@ TOL = 1e-4
 DECODER_FAMILIES = {
     "tiny-llava-next": (True, True, True),
     "tiny-llava-onevision": (True, True, True),
-    "tiny-qwen2-vl": (True, True, False),  # M-RoPE: reference scorer forced (families module doc)
-    "tiny-qwen2.5-vl": (True, True, False),
+    "tiny-qwen2-vl": (True, True, True),  # M-RoPE: the engine shifts choice positions by rope_deltas
+    "tiny-qwen2.5-vl": (True, True, True),
     "tiny-idefics3": (True, True, True),
     "tiny-paligemma": (True, False, True),  # images first, prefix-LM token types
     "tiny-blip2-opt": (False, False, False),  # one image, query tokens first; reference scorer forced
@@ -116,14 +116,27 @@ def test_engine_matches_reference(spec):
     _assert_same(ref[:1], engine.score_choices(reqs[:1]))  # and one alone
 
 
-def test_qwen2_vl_and_blip2_opt_force_the_reference_scorer():
-    assert "pixel_values" in adapter("tiny-blip2-opt", "shared-prefix").describe()["scorer_note"]
+def test_blip2_opt_forces_the_reference_scorer():
+    a = adapter("tiny-blip2-opt", "shared-prefix")
+    assert isinstance(a.scorer, ReferenceScorer) and "pixel_values" in a.describe()["scorer_note"]
+
+
+def test_qwen2_vl_engine_gives_choices_the_positions_after_the_vision_tokens(monkeypatch):
     a = adapter("tiny-qwen2-vl", "shared-prefix")
-    assert isinstance(a, Qwen2VL) and isinstance(a.scorer, ReferenceScorer)
-    assert "M-RoPE" in a.describe()["scorer_note"]
-    # image_grid_thw and the M-RoPE token types reach the model
-    p = a.prepare(_requests("tiny-qwen2-vl")[2])
+    assert isinstance(a, Qwen2VL) and a.describe()["scorer"] == "shared-prefix"
+    reqs = _requests("tiny-qwen2-vl")
+    p = a.prepare(reqs[2])  # image_grid_thw and the M-RoPE token types reach the model
     assert p.inputs["image_grid_thw"].shape == (2, 3) and "mm_token_type_ids" in p.inputs
+    from mmbench_lib import engine
+
+    with torch.inference_mode():
+        a.model(**p.inputs)
+    assert engine._rope_delta(a.model) < 0  # 2 images of 16 tokens: 3-D positions run behind the indices
+    # with the delta ignored, the choices would sit at the wrong positions: far outside the tolerance
+    ref = adapter("tiny-qwen2-vl").score_choices(reqs)
+    monkeypatch.setattr(engine, "_rope_delta", lambda model: 0)
+    wrong = a.score_choices(reqs)
+    assert max(abs(x.sum_logprob - y.sum_logprob) for r, w in zip(ref, wrong) for x, y in zip(r, w)) > 100 * TOL
 
 
 def test_llava_next_passes_image_sizes():

@@ -9,13 +9,12 @@ needs on top:
   (Qwen2-VL wraps its pad token in ``<|vision_start|>...<|vision_end|>``), an image limit, a
   clear error when the processor rejects the images, and a fallback to the plain prompt for
   processors that ship no chat template.
-- ``Qwen2VL``: M-RoPE. The model derives the positions of new tokens from a ``rope_deltas``
-  it keeps from the last prefill, and its own fallback for a cached forward builds position ids
-  from the *full* attention mask (cache + new tokens) while only the new tokens are fed, which
-  breaks the shared-prefix engine's choice pass (shape error for choices longer than one token,
-  and for batched rows the deltas would be those of the last prefill). The adapter therefore
-  always scores with ``ReferenceScorer`` (one full forward per choice, positions computed by
-  the model from ``image_grid_thw`` each time); ``describe()`` records this.
+- ``Qwen2VL``: M-RoPE. Vision tokens get 3-D (temporal, height, width) positions, and the text after
+  them continues from the largest one, so a text token's position is its index plus a per-prompt
+  ``rope_deltas`` the model keeps from its last prefill. The model's own fallback for a cached
+  forward builds positions from the *full* attention mask while only the new tokens are fed, so
+  the shared-prefix engine reads the delta after each prefix pass and gives the choice tokens
+  their positions explicitly (``mmbench_lib.engine``); tested against the reference scorer.
 - ``PaliGemma``: a prefix-LM. ``token_type_ids`` 0 marks the bidirectional prefix (image +
   prompt), 1 the causal suffix; a choice is a suffix, so its tokens get 1 (with 0 they would join
   the bidirectional block and the prefix would see the choice, a leak). No chat template and
@@ -96,11 +95,10 @@ class FamilyImageTextToText(ImageTextToText):
 
 
 class Qwen2VL(FamilyImageTextToText):
-    """Qwen2-VL / Qwen2.5-VL: ``image_grid_thw`` and M-RoPE; always the reference scorer (module doc)."""
+    """Qwen2-VL / Qwen2.5-VL: ``image_grid_thw`` and M-RoPE (module doc)."""
 
     family = "qwen2-vl"
     image_text = "<|vision_start|><|image_pad|><|vision_end|>"
-    engine_unsupported = "M-RoPE positions of cached forwards are not supported by the shared-prefix engine"
 
 
 class PaliGemma(FamilyImageTextToText):
