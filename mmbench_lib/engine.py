@@ -22,10 +22,11 @@ offset``), while the causal mask is laid out on the padded cache index. On an ou
 error the group is halved and retried; a single question then halves its choice rows; a
 single choice that still does not fit falls back to ``ReferenceScorer``.
 
-Mixing questions of different prefix lengths needs plain 1-D rotary positions and full
-attention layers; models with multimodal rotary positions (Qwen-VL's M-RoPE) or sliding-window
-caches are scored one question at a time (still one prefix pass + one choice pass each), where
-the model derives positions from the cache itself exactly as in ``ReferenceScorer``.
+Mixing questions of different prefix lengths needs full attention layers (sliding-window caches
+are scored one question at a time, still one prefix pass + one choice pass each) and positions
+the engine can write down: 1-D positions from 0, PaliGemma's from 1, and Qwen-VL's M-RoPE, where
+text after the vision tokens sits at its index plus the prompt's ``rope_deltas``, read back after
+each prefix pass.
 
 **Packed text questions** (``packing=True``, the default): when the prefixes are plain text
 (only ``input_ids`` and an all-ones ``attention_mask``), there is nothing to cache. Several
@@ -446,7 +447,7 @@ class SharedPrefixScorer:
                     [torch.cat([torch.zeros(1, width - n, dtype=torch.long, device=device),
                                 torch.ones(1, n, dtype=torch.long, device=device)], 1) for n in lengths], 0)
             offsets = torch.tensor([width - n for n in lengths], device=device).view(-1, 1)
-            position_ids = (torch.arange(width, device=device).view(1, -1) - offsets).clamp(min=0)
+            position_ids = (torch.arange(width, device=device).view(1, -1) - offsets).clamp(min=0) + _position_base(model)
             out = model(**batch, position_ids=position_ids, use_cache=True, **keep)
             # text only: every position is 1-D (an M-RoPE model's three components agree, delta 0)
             return _Prefixes(out.past_key_values, out.logits[:, -1], batch["attention_mask"], lengths, mixed=True,
@@ -493,7 +494,8 @@ class SharedPrefixScorer:
             # text tokens after the prefix: 1-D positions (for M-RoPE all three components equal,
             # shifted by the question's delta from the prefix's vision tokens), given explicitly
             shift = pre.deltas or [0] * len(pre.lengths)
-            starts = torch.tensor([pre.lengths[q] + shift[q] for q, _, _ in rows], device=device).view(-1, 1)
+            base = _position_base(model)
+            starts = torch.tensor([base + pre.lengths[q] + shift[q] for q, _, _ in rows], device=device).view(-1, 1)
             kw["position_ids"] = starts + torch.arange(width, device=device).view(1, -1)
         prefix_inputs = group[0].inputs
         for name, fill in group[0].extend.items():
@@ -513,6 +515,13 @@ def _accepts(model, name: str) -> bool:
     except (AttributeError, TypeError, ValueError):
         return False
     return name in params
+
+
+def _position_base(model) -> int:
+    """Position of a sequence's first token: 1 for PaliGemma (its forward adds 1 to the cache
+    positions), 0 for everyone else."""
+    cfg = getattr(model, "config", None)
+    return 1 if getattr(cfg, "model_type", None) == "paligemma" else 0
 
 
 def _is_mrope(model) -> bool:

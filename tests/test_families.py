@@ -139,6 +139,23 @@ def test_qwen2_vl_engine_gives_choices_the_positions_after_the_vision_tokens(mon
     assert max(abs(x.sum_logprob - y.sum_logprob) for r, w in zip(ref, wrong) for x, y in zip(r, w)) > 100 * TOL
 
 
+def test_paligemma_engine_batches_questions_with_one_based_positions(monkeypatch):
+    from mmbench_lib import engine
+
+    reqs = _requests("tiny-paligemma")
+    ref = adapter("tiny-paligemma").score_choices(reqs)
+    a = adapter("tiny-paligemma", "shared-prefix")
+    calls = []
+    real = a.model.forward
+    monkeypatch.setattr(a.model, "forward", lambda *args, **kw: calls.append(kw) or real(*args, **kw))
+    _assert_same(ref, a.score_choices(reqs))
+    choice_passes = [kw for kw in calls if kw.get("past_key_values") is not None]
+    assert len(choice_passes) == 1 and choice_passes[0]["input_ids"].shape[0] > 2  # one pass for all questions
+    monkeypatch.setattr(engine, "_position_base", lambda model: 0)  # 0-based: every choice one position off
+    wrong = a.score_choices(reqs)
+    assert max(abs(x.sum_logprob - y.sum_logprob) for r, w in zip(ref, wrong) for x, y in zip(r, w)) > 100 * TOL
+
+
 def test_llava_next_passes_image_sizes():
     a = adapter("tiny-llava-next")
     p = a.prepare(_requests("tiny-llava-next")[2])

@@ -18,9 +18,8 @@ needs on top:
 - ``PaliGemma``: a prefix-LM. ``token_type_ids`` 0 marks the bidirectional prefix (image +
   prompt), 1 the causal suffix; a choice is a suffix, so its tokens get 1 (with 0 they would join
   the bidirectional block and the prefix would see the choice, a leak). No chat template and
-  images always first (markers are removed). Its positions are 1-based, while the shared-prefix
-  engine's mixed-question batches pass 0-based ``position_ids``, so questions are scored one at
-  a time (the engine then lets the model derive positions, as the reference does).
+  images always first (markers are removed). Its positions are 1-based (its forward adds 1 to the
+  cache positions); the shared-prefix engine writes them that way when it batches questions.
 - ``Blip2Decoder``: BLIP-2 with a decoder-only LM (OPT): one image, no chat template, the
   processor itself puts the query tokens before the text. Reference scorer only: the model's
   forward recomputes the image features on every call (``pixel_values`` required) and returns
@@ -116,10 +115,6 @@ class PaliGemma(FamilyImageTextToText):
 
     def extend_rules(self) -> dict:
         return {"attention_mask": 1, "token_type_ids": 1}
-
-    def score_choices(self, requests):
-        # one question at a time: see the module doc (1-based positions)
-        return [self.scorer.score(self.model, self.prepare(r)) for r in requests]
 
 
 class Blip2Decoder(FamilyImageTextToText):
