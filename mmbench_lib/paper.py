@@ -574,6 +574,60 @@ def error_distribution(name: str, title: str | None = None):
     return fig
 
 
+# --------------------------------------------------------------------------- our runs against each other
+def paired_tests(runs, benchmarks: Sequence[str] | None = None) -> pd.DataFrame:
+    """Every pair of our runs on the same benchmark: accuracy of each on their common scored items,
+    the difference (b - a) with a 95% paired clustered bootstrap interval, and McNemar's exact test
+    on the items only one of them got right (:func:`mmbench_lib.uncertainty.compare_runs`)."""
+    from .uncertainty import compare_runs
+
+    runs = _as_runs(runs)
+    rows = []
+    for bench in dict.fromkeys(_benchmark(r) for r in runs):
+        if benchmarks is not None and bench not in benchmarks:
+            continue
+        group = [r for r in runs if _benchmark(r) == bench]
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                items_a, items_b = (ours_mod.item_rows(r["folder"]) for r in (a, b))
+                if items_a.empty or items_b.empty:
+                    continue
+                try:
+                    res = compare_runs(items_a.to_dict("records"), items_b.to_dict("records"))
+                except ValueError:  # no common scored item
+                    continue
+                rows.append({"benchmark": bench, "run_a": a["label"], "run_b": b["label"], "n": res["n"],
+                             "accuracy_a": res["accuracy_a"], "accuracy_b": res["accuracy_b"],
+                             "difference": res["difference"], "ci_low": res["low"], "ci_high": res["high"],
+                             "only_a_correct": res["only_a_correct"], "only_b_correct": res["only_b_correct"],
+                             "mcnemar_exact_p": res["mcnemar_exact_p"]})
+    return pd.DataFrame(rows, columns=["benchmark", "run_a", "run_b", "n", "accuracy_a", "accuracy_b", "difference",
+                                       "ci_low", "ci_high", "only_a_correct", "only_b_correct", "mcnemar_exact_p"])
+
+
+def paired_differences(table: pd.DataFrame):
+    """Forest plot of :func:`paired_tests`: each pair's accuracy difference with its interval; a
+    pair whose interval crosses 0 is drawn grey (the runs are not told apart on these items)."""
+    n = len(table)
+    fig, ax = plt.subplots(figsize=(8, 0.45 * max(n, 1) + 1.6))
+    for y, (_, r) in enumerate(table.iterrows()):
+        lo, hi = r["ci_low"], r["ci_high"]
+        clear = pd.notna(lo) and (lo > 0 or hi < 0)
+        color = OURS_COLOR if clear else "#888888"
+        if pd.notna(lo):
+            ax.plot([lo, hi], [y, y], color=color, lw=2)
+        ax.plot([r["difference"]], [y], "o", color=color)
+        ax.text(1.01, y, f"p = {r['mcnemar_exact_p']:.3g}", transform=ax.get_yaxis_transform(), va="center", fontsize=7)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(range(n), [f"{r['benchmark']}: {r['run_b'].replace(' (ours)', '')}\n  - {r['run_a'].replace(' (ours)', '')}"
+                             for _, r in table.iterrows()], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("accuracy difference (points), b - a, on the items both runs scored")
+    ax.set_title("Our runs against each other: paired bootstrap 95% intervals, McNemar exact p", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 # --------------------------------------------------------------------------- saving
 def save_table(df: pd.DataFrame, out_dir, name: str, decimals: int = 1) -> list[Path]:
     """:func:`runs.save_table` (CSV + Markdown), the Markdown rewritten at the table's print
@@ -630,6 +684,11 @@ FIGURES = {
     "mmmu_fig6_errors": "MMMU, Fig. 6: GPT-4V error distribution (150 errors)",
     "cmmmu_fig4_errors": "CMMMU, Fig. 4: GPT-4V error distribution (141 errors)",
 }
+#: figures drawn only when there are two runs of ours on one benchmark
+PAIRED_FIGURES = {
+    "seed_paired_differences": "Our SEED runs against each other: paired bootstrap intervals and McNemar tests",
+    "mmmu_paired_differences": "Our MMMU / CMMMU runs against each other: paired bootstrap intervals and McNemar tests",
+}
 
 
 def render_seed(out_dir, runs=None) -> dict[str, list[Path]]:
@@ -644,7 +703,16 @@ def render_seed(out_dir, runs=None) -> dict[str, list[Path]]:
     out["seed1_fig5_leaderboards_table"] = save_table(lb, out_dir, "seed1_fig5_leaderboards", decimals=2)
     out["seed1_fig5_leaderboards"] = save_figure(seed1_leaderboards(lb), out_dir, "seed1_fig5_leaderboards")
     out["seed1_fig6_rank_heatmap"] = save_figure(seed1_heatmap(runs), out_dir, "seed1_fig6_rank_heatmap")
+    out.update(_paired(out_dir, runs, ["seed", "seed2"], "seed"))
     return out
+
+
+def _paired(out_dir, runs, benchmarks, name) -> dict[str, list[Path]]:
+    table = paired_tests(runs, benchmarks)
+    if table.empty:
+        return {}
+    return {f"{name}_paired_tests": save_table(table, out_dir, f"{name}_paired_tests", decimals=2),
+            f"{name}_paired_differences": save_figure(paired_differences(table), out_dir, f"{name}_paired_differences")}
 
 
 def render_mmmu(out_dir, runs=None) -> dict[str, list[Path]]:
@@ -665,6 +733,7 @@ def render_mmmu(out_dir, runs=None) -> dict[str, list[Path]]:
     out["cmmmu_fig4_errors"] = save_figure(
         error_distribution("cmmmu_fig4_errors", "CMMMU, Fig. 4: GPT-4V error distribution"), out_dir,
         "cmmmu_fig4_errors")
+    out.update(_paired(out_dir, runs, ["mmmu", "cmmmu"], "mmmu"))
     return out
 
 
@@ -681,7 +750,7 @@ def gallery(run_folders: Sequence, dest="docs/figures") -> Path:
     for folder in run_folders:
         for png in sorted((resolve_run(folder) / "figures").glob("*.png")):
             shutil.copy2(png, dest / png.name)
-            caption = FIGURES.get(png.stem, png.stem)
+            caption = {**FIGURES, **PAIRED_FIGURES}.get(png.stem, png.stem)
             lines += [f"## {caption}", "", f"![{caption}]({png.name})", ""]
     (dest / "README.md").write_text("\n".join(lines), encoding="utf-8")
     return dest / "README.md"

@@ -206,3 +206,27 @@ def test_render_with_our_runs(demo_runs, tmp_path):
         assert all(p.is_file() and p.stat().st_size > 0 for p in paths), name
     for name in ("seed2_table2", "seed1_table3", "mmmu_table2", "cmmmu_table5_question_type", "mmmu_table12_image_types"):
         assert "(ours)" in files[name][1].read_text(), name
+
+
+def test_paired_tests_between_our_runs(demo_runs, tmp_path):
+    from scipy import stats
+
+    from mmbench_lib.uncertainty import compare_runs
+
+    table = paper.paired_tests(list(demo_runs.values()))
+    assert sorted(table["benchmark"]) == ["cmmmu", "mmmu", "seed", "seed2"]  # one pair per benchmark, none across
+    row = table[table["benchmark"] == "mmmu"].iloc[0]
+    first = "random" if row["run_a"].startswith("Random") else "frequent"
+    a, b = demo_runs[f"mmmu__{first}"], demo_runs[f"mmmu__{'frequent' if first == 'random' else 'random'}"]
+    direct = compare_runs(ours.item_rows(a).to_dict("records"), ours.item_rows(b).to_dict("records"))
+    assert row["difference"] == pytest.approx(direct["difference"]) and row["n"] == 24
+    assert row["ci_low"] <= row["difference"] <= row["ci_high"]
+    k, n = int(row["only_b_correct"]), int(row["only_a_correct"] + row["only_b_correct"])
+    assert row["mcnemar_exact_p"] == pytest.approx(stats.binomtest(k, n, 0.5).pvalue)
+    assert row["difference"] == pytest.approx(row["accuracy_b"] - row["accuracy_a"])
+    fig = paper.paired_differences(table)
+    assert len(fig.axes[0].get_yticklabels()) == 4
+    matplotlib.pyplot.close(fig)
+    files = paper.render_seed(tmp_path, [demo_runs["seed__random"], demo_runs["seed__smollm2"]])
+    assert files["seed_paired_tests"][0].is_file() and files["seed_paired_differences"][0].is_file()
+    assert "seed_paired_tests" not in paper.render_seed(tmp_path / "one", [demo_runs["seed__random"]])
