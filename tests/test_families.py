@@ -104,6 +104,8 @@ def test_decoder_family_scores_and_generates(spec):
     assert isinstance(g.text, str) and 1 <= g.num_tokens <= 3
     d = a.describe()
     assert d["trust_remote_code"] is False and d["family"] and d["scorer"] == "reference"
+    # families that cannot interleave say so (the manifest records describe())
+    assert ("image_placement" in d) == (not interleave)
 
 
 @pytest.mark.parametrize("spec", [s for s, (_, _, eng) in DECODER_FAMILIES.items() if eng])
@@ -194,6 +196,7 @@ def test_images_a_family_cannot_take_fail_with_a_clear_error():
 def test_encoder_decoder_scores_choices_as_t5_targets(spec):
     a = adapter(spec)
     assert isinstance(a, Blip2EncoderDecoder)
+    assert "markers in the prompt are removed" in a.describe()["image_placement"]
     red, blue, _ = _images()
     reqs = [
         ScoreRequest("one", "Question: What colour is the sky?\nAnswer:",

@@ -186,5 +186,7 @@ class Blip2EncoderDecoder:
         return {
             "adapter": type(self).__name__, "name": self.name, "family": self.family, "scorer": self.scorer.name,
             "append_eos": self.append_eos, "dtype": str(next(self.model.parameters()).dtype),
-            "device": str(self.device), **self.info,
+            "device": str(self.device),
+            "image_placement": "one image, its query tokens first; image markers in the prompt are removed",
+            **self.info,
         }

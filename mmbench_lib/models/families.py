@@ -88,6 +88,8 @@ class FamilyImageTextToText(ImageTextToText):
 
     def describe(self) -> dict:
         d = {**super().describe(), "family": self.family}
+        if not self.interleave:  # recorded in every run's manifest: the prompt layout differs from the text
+            d["image_placement"] = "images before the text; image markers in the prompt are removed"
         if self.requested_scorer != self.scorer.name:
             d["scorer_note"] = f"{self.requested_scorer!r} requested; {self.engine_unsupported}: reference scorer used"
         return d
