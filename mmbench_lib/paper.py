@@ -239,7 +239,8 @@ def seed1_table3(runs=None, average: str = "micro") -> pd.DataFrame:
 
 def seed1_leaderboard_table(runs=None) -> pd.DataFrame:
     """Fig. 5 in long form (dimension, printed rank, model, accuracy) plus our per-dimension accuracies
-    (rank empty: ranks 1-5 of the figure are not legible, so ours cannot be placed among them)."""
+    with their 95% bootstrap interval (rank empty: ranks 1-5 of the figure are not legible, so ours
+    cannot be placed among them)."""
     df = published.load("seed1_fig5_leaderboards")
     df.insert(len(df.columns), "origin", PAPER)
     rows = []
@@ -248,9 +249,12 @@ def seed1_leaderboard_table(runs=None) -> pd.DataFrame:
             continue
         for d in r["metrics"].get("per_dimension", []):
             acc = d.get("accuracy")
+            lo, hi = d.get("ci_low"), d.get("ci_high")
             rows.append({"dimension_id": int(d["dimension_id"]), "dimension": d["dimension"], "rank": math.nan,
                          "model": r["label"], "accuracy": math.nan if acc is None else round(acc, 2),
-                         "source": f"run {r['folder'].name}", "origin": OURS})
+                         "source": f"run {r['folder'].name}", "origin": OURS,
+                         "accuracy_ci_low": math.nan if lo is None else lo,
+                         "accuracy_ci_high": math.nan if hi is None else hi})
     if rows:
         df = pd.concat([df, pd.DataFrame(rows)], ignore_index=True)
     df["rank"] = df["rank"].astype("Float64").astype("Int64")
@@ -273,6 +277,8 @@ def seed1_leaderboards(table: pd.DataFrame | None = None, ncols: int = 4):
             labels.append(r["model"].replace(" (ours)", "") + " *")
             vals.append(r["accuracy"])
             colors.append(OURS_COLOR)
+            if pd.notna(r.get("accuracy_ci_low")) and pd.notna(r["accuracy"]):
+                ax.plot([r["accuracy_ci_low"], r["accuracy_ci_high"]], [len(labels) - 1] * 2, color="black", lw=0.8)
         for _, r in pub.iterrows():
             labels.append(f"{int(r['rank'])}. {r['model']}")
             vals.append(r["accuracy"])
@@ -297,8 +303,8 @@ def seed1_leaderboards(table: pd.DataFrame | None = None, ncols: int = 4):
         ax.axis("off")
     fig.suptitle("SEED-Bench v1, Fig. 5: per-dimension leaderboards (accuracy %)", fontsize=12)
     fig.text(0.5, 0.005, "Ranks 1-5 of each panel are not legible in the paper (only ranks 6-18, plus one rank 4 "
-             "from the text); hatched = value printed but not legible. * = our runs (red), not ranked. "
-             "Published rows carry no item-level data: no uncertainty is drawn.",
+             "from the text); hatched = value printed but not legible. * = our runs (red), not ranked, with their "
+             "95% clustered bootstrap interval (black line). Published rows carry no item-level data: no interval.",
              ha="center", va="bottom", fontsize=8, wrap=True)
     fig.tight_layout(rect=(0, 0.03, 1, 0.97))
     return fig

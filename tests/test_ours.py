@@ -230,3 +230,11 @@ def test_paired_tests_between_our_runs(demo_runs, tmp_path):
     files = paper.render_seed(tmp_path, [demo_runs["seed__random"], demo_runs["seed__smollm2"]])
     assert files["seed_paired_tests"][0].is_file() and files["seed_paired_differences"][0].is_file()
     assert "seed_paired_tests" not in paper.render_seed(tmp_path / "one", [demo_runs["seed__random"]])
+
+
+def test_leaderboards_carry_our_per_dimension_intervals(demo_runs):
+    table = paper.seed1_leaderboard_table([demo_runs["seed__smollm2"]])
+    mine = table[table["origin"] == "ours"]
+    assert len(mine) == 12 and mine["rank"].isna().all()
+    assert ((mine["accuracy_ci_low"] <= mine["accuracy"] + 0.01) & (mine["accuracy"] <= mine["accuracy_ci_high"] + 0.01)).all()
+    assert table.loc[table["origin"] != "ours", "accuracy_ci_low"].isna().all()
