@@ -60,3 +60,36 @@ def test_append_eos_scores_the_end_token_too(smollm2):
     [with_eos] = eos.score_choices([ScoreRequest("q", "Question: hi\nAnswer:", [" yes"])])
     assert with_eos[0].num_tokens == plain[0].num_tokens + 1
     assert with_eos[0].sum_logprob < plain[0].sum_logprob
+
+
+def test_leaderboard_recipes_build_their_prompts_on_a_worked_example():
+    from mmbench_lib.items import Item
+    from mmbench_lib.recipes import get_recipe, score_request
+
+    item = Item(id="q1", benchmark="seed", question="What is on the table?", choices=["A cup", "A dog", "Keys", "Nothing"],
+                answer="C", dimension_id=1, dimension="Scene Understanding")
+    letters = score_request(item, get_recipe("qwen-vl-letters"))
+    assert letters.prompt == ("Question: What is on the table?\nOptions: A. A cup\nB. A dog\nC. Keys\nD. Nothing\n"
+                              "Answer:")
+    assert letters.continuations == [" A", " B", " C", " D"] and get_recipe("qwen-vl-letters").reduction == "mean"
+    lmms = score_request(item, get_recipe("lmms-eval-ppl"))
+    assert lmms.prompt == "What is on the table? Answer :" and lmms.continuations[2] == " Keys"
+    assert get_recipe("lmms-eval-ppl").reduction == "sum"
+    with pytest.raises(ValueError, match="continuation"):
+        score_request(item, get_recipe("seed1-ppl", continuation="words"))
+
+
+def test_letter_recipe_ranks_one_token_letters_with_a_real_model(smollm2, demo, tmp_path):
+    from mmbench_lib import runs
+    from mmbench_lib.evaluate import rank_items
+    from mmbench_lib.recipes import get_recipe
+    from mmbench_lib.store import RunStore
+
+    items = runs.load_items("seed", runs.demo_args("seed", demo))[:4]
+    store = rank_items(items, smollm2, RunStore(tmp_path), get_recipe("qwen-vl-letters"), progress=False)
+    rows = store.rows()
+    assert len(rows) == 4 and all(r["status"] == "ok" for r in rows)
+    assert all(n == 1 for r in rows for n in r["num_tokens"])  # " A" ... " D" are one SmolLM2 token each
+    # the options in the prompt change the scores of the same letters
+    content = rank_items(items, smollm2, RunStore(tmp_path / "content"), get_recipe("seed1-ppl"), progress=False)
+    assert [r["num_tokens"] for r in content.rows()] != [r["num_tokens"] for r in rows]
