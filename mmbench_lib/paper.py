@@ -4,7 +4,7 @@
 * SEED-Bench-2: Table 2 (:func:`seed2_table2`) and the Fig. 5 rank heat-map (:func:`rank_heatmap`).
 * SEED-Bench v1: Table 3 (:func:`seed1_table3`), the Fig. 5 per-dimension leaderboards
   (:func:`seed1_leaderboards`) and the Fig. 6 rank heat-map (:func:`seed1_rank_frame`).
-* MMMU: Table 2 (disciplines), Table 3 (difficulty), Table 12 (image types, as a bar chart),
+* MMMU: Table 2 (disciplines), Tables 4-9 (subjects), Table 3 (difficulty), Table 12 (image types, as a bar chart),
   Fig. 6 (GPT-4V error distribution); CMMMU: Tables 4-6 and Fig. 4.
 
 Our rows are recomputed from the run's item rows (``predictions.jsonl`` / ``scored.jsonl``) by
@@ -459,6 +459,49 @@ def mmmu_table2(runs=None) -> pd.DataFrame:
     return _discipline_table("mmmu_table2", runs, "mmmu")
 
 
+#: MMMU Tables 4-9: one per discipline, a column per subject (published column -> subject)
+MMMU_SUBJECT_TABLES = {
+    "mmmu_table4_art_design": "Art and Design", "mmmu_table5_business": "Business",
+    "mmmu_table6_science": "Science", "mmmu_table7_health_medicine": "Health and Medicine",
+    "mmmu_table8_humanities_social_sci": "Humanities and Social Science",
+    "mmmu_table9_tech_engineering": "Tech and Engineering",
+}
+
+
+def _subject_column(subject: str) -> str:
+    """``Architecture_and_Engineering`` -> ``architecture_engineering`` (the published CSV's column)."""
+    return subject.lower().replace("_and_", "_").replace("laboratory", "lab")
+
+
+def mmmu_subject_table(name: str, runs=None) -> pd.DataFrame:
+    """MMMU Tables 4-9 (one discipline, a column per subject; the papers' subject columns are test
+    numbers) plus our MMMU runs: their discipline overall under ``val_overall`` / ``test_overall`` by
+    the run's split, each subject from the run's item rows, with bootstrap intervals."""
+    from .benchmarks import mmmu as mmmu_mod
+
+    discipline = MMMU_SUBJECT_TABLES[name]
+    subjects = {_subject_column(s): s for s in mmmu_mod.DISCIPLINES[discipline]}
+    pub = published.load(name)
+    missing = set(subjects) - set(pub.columns)
+    if missing:
+        raise ValueError(f"{name}: no published column for subject(s) {sorted(missing)}")
+    cols = {c: Column(c, field_in("subject", [s])) for c, s in subjects.items()}
+    runs = _as_runs(runs)
+    rows, all_cols = [], dict(cols)
+    for r in runs:
+        if _benchmark(r) != "mmmu":
+            continue
+        split = str(r["metrics"].get("split") or "validation")
+        over = "test_overall" if split.startswith("test") else "val_overall"
+        columns = {**cols, over: Column(over, field_in("discipline", [discipline]))}
+        all_cols[over] = columns[over]
+        (row,) = _ours_rows([r], ["mmmu"], columns, 1)
+        row.update(model_type="ours", split=split)
+        rows.append(row)
+    df = _with_ours(pub, rows)
+    return _intervals(df, runs, all_cols, 1)
+
+
 def cmmmu_table4(runs=None) -> pd.DataFrame:
     return _discipline_table("cmmmu_table4", runs, "cmmmu")
 
@@ -726,6 +769,7 @@ def render_mmmu(out_dir, runs=None) -> dict[str, list[Path]]:
     runs = _as_runs(runs)
     out = {
         "mmmu_table2": save_table(mmmu_table2(runs), out_dir, "mmmu_table2"),
+        **{name: save_table(mmmu_subject_table(name, runs), out_dir, name) for name in MMMU_SUBJECT_TABLES},
         "mmmu_table3_difficulty": save_table(mmmu_table3_difficulty(runs), out_dir, "mmmu_table3_difficulty"),
         "mmmu_table12_image_types": save_table(mmmu_image_type_table(runs), out_dir, "mmmu_table12_image_types"),
         "cmmmu_table4": save_table(cmmmu_table4(runs), out_dir, "cmmmu_table4"),

@@ -238,3 +238,20 @@ def test_leaderboards_carry_our_per_dimension_intervals(demo_runs):
     assert len(mine) == 12 and mine["rank"].isna().all()
     assert ((mine["accuracy_ci_low"] <= mine["accuracy"] + 0.01) & (mine["accuracy"] <= mine["accuracy_ci_high"] + 0.01)).all()
     assert table.loc[table["origin"] != "ours", "accuracy_ci_low"].isna().all()
+
+
+@pytest.mark.parametrize("name", list(paper.MMMU_SUBJECT_TABLES))
+def test_mmmu_subject_tables_copy_the_paper_and_add_our_subjects(demo_runs, name):
+    df = paper.mmmu_subject_table(name, list(demo_runs.values()))
+    pub = published.load(name)
+    got = df[df["source"] == "paper"].reset_index(drop=True)
+    for c in pub.columns:
+        pd.testing.assert_series_equal(got[c], pub[c], check_names=False, check_dtype=False)
+    for _, row in _ours(df).iterrows():
+        m = _metrics(demo_runs[row["run"]])
+        discipline = paper.MMMU_SUBJECT_TABLES[name]
+        assert row["val_overall"] == pytest.approx(round(100 * m["per_discipline"][discipline]["acc"], 1))
+        for subject, v in m["per_subject"].items():
+            col = paper._subject_column(subject)
+            if col in df.columns:
+                assert row[col] == pytest.approx(round(100 * v["acc"], 1)), subject
