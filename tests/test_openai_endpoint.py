@@ -42,8 +42,10 @@ def test_gives_up_after_retries_and_on_client_errors(smollm2):
 
 
 def test_timeouts_are_retried(smollm2):
-    with Server(smollm2, stall_first=1, stall_s=1.5) as srv:
-        ep = load_adapter("openai:m", base_url=srv.url, timeout=0.5, backoff=0.01, max_retries=2)
+    # the stall outlasts the timeout by far; the timeout leaves a loaded 2-core CI machine ample time
+    # for the real answer (a 0.5 s timeout once timed out every attempt there)
+    with Server(smollm2, stall_first=1, stall_s=8.0) as srv:
+        ep = load_adapter("openai:m", base_url=srv.url, timeout=3.0, backoff=0.01, max_retries=2)
         [g] = ep.generate([GenerateRequest("q", "Say hi.", max_new_tokens=3)])
     assert g.text and srv.requests >= 2
 
