@@ -162,11 +162,11 @@ def rank_interval(draws: np.ndarray, others: Sequence[float], decimals: int | No
 
 def add_intervals(table: pd.DataFrame, runs: Sequence[dict], columns: dict[str, Column],
                   decimals: int, ranked: Sequence[str] = ()) -> pd.DataFrame:
-    """For each of our rows (``source == "ours"``, matched to ``runs`` by ``run``): ``<col>_ci_low`` /
+    """For each of our rows (``source == "ours"``, matched to ``runs`` by ``run`` = their ``key``): ``<col>_ci_low`` /
     ``<col>_ci_high`` for every column and ``<col>_rank_low`` / ``<col>_rank_high`` for ``ranked``
     columns; empty for published rows (no item-level data) and for runs without item rows."""
     table = table.copy()
-    by_run = {r["folder"].name: r for r in runs}
+    by_run = {r["key"]: r for r in runs}
     for name in columns:
         table[f"{name}_ci_low"] = math.nan
         table[f"{name}_ci_high"] = math.nan

@@ -110,7 +110,8 @@ def load_run(path) -> dict:
         how = f"{recipe}, {reduction}" if reduction else recipe
     if (man.get("parameters") or {}).get("demo"):
         how += ", demo data"
-    return {"folder": folder, "metrics": metrics, "manifest": man, "label": f"{model} [{how}] (ours)"}
+    key = run_key(folder)
+    return {"folder": folder, "key": key, "metrics": metrics, "manifest": man, "label": f"{model} [{how}] (ours)"}
 
 
 #: what :func:`demo_runs` runs: ranking models for SEED, baselines for MMMU / CMMMU
@@ -147,6 +148,16 @@ def demo_runs(benchmarks: Sequence[str], data_dir="data/demo", run_id: str = "de
     return out
 
 
+def run_key(folder) -> str:
+    """How a table names a run: its path under ``outputs/`` (``<run id>/<sub run>``), else the full path,
+    so that two runs with the same folder name in different run ids stay apart."""
+    folder = Path(folder).resolve()
+    try:
+        return str(folder.relative_to(runs_mod.outputs_root().resolve()))
+    except ValueError:
+        return str(folder)
+
+
 def _as_runs(runs) -> list[dict]:
     out = []
     for r in runs or []:
@@ -154,7 +165,7 @@ def _as_runs(runs) -> list[dict]:
     keys = [(_benchmark(r), r["label"]) for r in out]
     for r, key in zip(out, keys):  # the same model+recipe twice on one benchmark: tell the rows apart by folder
         if keys.count(key) > 1:
-            r["label"] = f"{r['label']} {r['folder'].name}"
+            r["label"] = f"{r['label']} {r['key']}"
     return out
 
 
@@ -171,7 +182,7 @@ def _ours_rows(runs, benchmarks: Iterable[str], columns: dict[str, Column], deci
         if _benchmark(r) not in set(benchmarks):
             continue
         row = {"model": r["label"], "source": OURS, "recipe": r["metrics"].get("recipe"),
-               "reduction": r["metrics"].get("reduction"), "run": r["folder"].name}
+               "reduction": r["metrics"].get("reduction"), "run": r["key"]}
         for col, v in ours_mod.point_values(r, columns).items():
             row[col] = round(v, decimals) if not math.isnan(v) else math.nan
         rows.append(row)
@@ -252,7 +263,7 @@ def seed1_leaderboard_table(runs=None) -> pd.DataFrame:
             lo, hi = d.get("ci_low"), d.get("ci_high")
             rows.append({"dimension_id": int(d["dimension_id"]), "dimension": d["dimension"], "rank": math.nan,
                          "model": r["label"], "accuracy": math.nan if acc is None else round(acc, 2),
-                         "source": f"run {r['folder'].name}", "origin": OURS,
+                         "source": f"run {r['key']}", "origin": OURS,
                          "accuracy_ci_low": math.nan if lo is None else lo,
                          "accuracy_ci_high": math.nan if hi is None else hi})
     if rows:
@@ -516,7 +527,7 @@ def _published_with_ours(name: str, runs, benchmark: str, columns: dict[str, Col
 
 def _split(runs: list[dict], run_name) -> str | None:
     for r in runs:
-        if r["folder"].name == run_name:
+        if r["key"] == run_name:
             return r["metrics"].get("split")
     return None
 

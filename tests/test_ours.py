@@ -7,6 +7,8 @@ answering MMMU / CMMMU) through every table and figure that takes our rows.
 """
 import json
 import math
+import shutil
+from pathlib import Path
 
 import matplotlib
 
@@ -154,7 +156,7 @@ def test_mmmu_and_cmmmu_tables_take_generated_runs(demo_runs, fn, bench, cols):
     df = fn(list(demo_runs.values()))
     rows = _ours(df)
     for _, row in rows.iterrows():
-        m = _metrics(demo_runs[row["run"]])
+        m = _metrics(demo_runs[Path(row["run"]).name])
         assert row["split"] == m["split"] and "[baseline, demo data]" in row["model"]
         overall = next(c for c in cols if c.endswith("overall"))
         assert row[overall] == pytest.approx(round(100 * m["overall"]["acc"], 1))
@@ -162,11 +164,11 @@ def test_mmmu_and_cmmmu_tables_take_generated_runs(demo_runs, fn, bench, cols):
             assert not pd.isna(row[c]), c  # every column computed from the run's item rows
             assert row[f"{c}_ci_low"] - 0.05 <= row[c] <= row[f"{c}_ci_high"] + 0.05
     if "easy" in cols:  # CMMMU calls it "middle", MMMU "Medium": both land in the medium column
-        m = _metrics(demo_runs[rows.iloc[0]["run"]])
+        m = _metrics(demo_runs[Path(rows.iloc[0]["run"]).name])
         key = next(k for k in m["per_difficulty"] if k.lower() in ("medium", "middle"))
         assert rows.iloc[0]["medium"] == pytest.approx(round(100 * m["per_difficulty"][key]["acc"], 1))
     if "true_or_false" in cols:
-        m = _metrics(demo_runs[rows.iloc[0]["run"]])
+        m = _metrics(demo_runs[Path(rows.iloc[0]["run"]).name])
         assert rows.iloc[0]["true_or_false"] == pytest.approx(round(100 * m["per_question_type"]["true-false"]["acc"], 1))
 
 
@@ -248,10 +250,27 @@ def test_mmmu_subject_tables_copy_the_paper_and_add_our_subjects(demo_runs, name
     for c in pub.columns:
         pd.testing.assert_series_equal(got[c], pub[c], check_names=False, check_dtype=False)
     for _, row in _ours(df).iterrows():
-        m = _metrics(demo_runs[row["run"]])
+        m = _metrics(demo_runs[Path(row["run"]).name])
         discipline = paper.MMMU_SUBJECT_TABLES[name]
         assert row["val_overall"] == pytest.approx(round(100 * m["per_discipline"][discipline]["acc"], 1))
         for subject, v in m["per_subject"].items():
             col = paper._subject_column(subject)
             if col in df.columns:
                 assert row[col] == pytest.approx(round(100 * v["acc"], 1)), subject
+
+
+def test_runs_with_the_same_folder_name_in_two_run_ids_stay_apart(demo_runs, tmp_path):
+    # the same sub-run name under two run ids: an edited copy must not borrow the original's items
+    copy = tmp_path / "other_run_id" / "seed2__random"
+    shutil.copytree(demo_runs["seed2__random"], copy)
+    rows = [json.loads(line) for line in (copy / "predictions.jsonl").read_text().splitlines()]
+    for r in rows:
+        r["correct"] = r["status"] == "ok"  # this copy answers everything right
+    (copy / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    df = paper.seed2_table2([demo_runs["seed2__random"], copy])
+    mine = df[df["source"] == "ours"]
+    assert len(set(mine["run"])) == 2 and len(set(mine["model"])) == 2  # labels told apart by their paths
+    by_run = mine.set_index("run")
+    assert by_run.loc[str(copy), "l1_acc"] == 100.0 and by_run.loc[str(copy), "l1_acc_ci_low"] == 100.0
+    other = by_run.drop(index=str(copy)).iloc[0]
+    assert other["l1_acc"] < 100.0 and other["l1_acc_ci_high"] < 100.0 + 1e-9
