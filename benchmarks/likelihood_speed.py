@@ -17,6 +17,11 @@ length P and choice length C: the work ratio when the only saving is reading the
 ``--peer lm-eval`` also times lm-evaluation-harness's HF ``loglikelihood`` on the text workload
 (same model object, same texts) when ``lm_eval`` is importable. ``--quick`` is a tiny run.
 
+Memory: each scorer also runs once more in a fresh subprocess (``--probe``), which samples its
+resident set size every 2 ms while scoring; the report gives the peak above the loaded model
+(the allocator keeps freed memory, so measuring both scorers in one process would favour the
+second) and the engine/reference ratio.
+
     .venv/bin/python benchmarks/likelihood_speed.py [--quick] [--threads 1] [--peer lm-eval]
 """
 from __future__ import annotations
@@ -188,8 +193,73 @@ def lm_eval_peer(adapter, reqs, reference_scores, batch_size: int) -> dict:
     }
 
 
+def _rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _build(workload: str, scorer: str, n: int):
+    """The adapter and requests of a workload (the same as ``main`` times)."""
+    from mmbench_lib.models import load_adapter
+    from mmbench_lib.models.hf import HFCausalLM, ImageTextToText
+    from mmbench_lib.models.tiny import tiny_llava
+
+    if workload == "text_smollm2":
+        base = load_adapter("smollm2", device="cpu")
+        adapter = base if scorer == "reference" else HFCausalLM(base.model, base.tokenizer, "smollm2", scorer=scorer)
+        return adapter, seed_requests(n)
+    model, processor = tiny_llava(image_size=336, patch_size=14)
+    adapter = ImageTextToText(model, processor, "tiny-llava-336", scorer=scorer)
+    return adapter, seed_requests(n, images=synthetic_images(min(n, 12)))
+
+
+def probe(workload: str, scorer: str, n: int, batch_size: int) -> dict:
+    """Peak resident memory (MB) above the loaded model while ``scorer`` scores ``n`` questions."""
+    import threading
+
+    adapter, reqs = _build(workload, scorer, n)
+    adapter.score_choices(reqs[:1])  # warm-up: lazy buffers and kernels are not the scorer's
+    base = _rss_mb()
+    peak, stop = [base], threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            peak[0] = max(peak[0], _rss_mb())
+            time.sleep(0.002)
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    for i in range(0, len(reqs), batch_size):
+        adapter.score_choices(reqs[i:i + batch_size])
+    stop.set()
+    t.join()
+    return {"baseline_mb": round(base, 1), "peak_above_baseline_mb": round(max(peak[0] - base, 0.0), 1)}
+
+
+def memory(workload: str, n: int, batch_size: int, threads: int) -> dict:
+    import subprocess
+
+    out = {}
+    for scorer in ("reference", "shared-prefix"):
+        cmd = [sys.executable, __file__, "--probe", workload, scorer, str(n), "--batch-size", str(batch_size),
+               "--threads", str(threads)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+        if proc.returncode:
+            return {"status": "failed", "stderr": proc.stderr[-2000:]}
+        out[scorer] = json.loads(proc.stdout.strip().splitlines()[-1])
+    ref, eng = out["reference"]["peak_above_baseline_mb"], out["shared-prefix"]["peak_above_baseline_mb"]
+    return {"questions": n, "reference_peak_above_model_mb": ref, "engine_peak_above_model_mb": eng,
+            "model_rss_mb": out["reference"]["baseline_mb"],
+            "ratio_engine_over_reference": round(eng / ref, 3) if ref else None}
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--probe", nargs=3, metavar=("WORKLOAD", "SCORER", "N"), help=argparse.SUPPRESS)
+    ap.add_argument("--no-memory", action="store_true", help="skip the memory probes")
     ap.add_argument("--quick", action="store_true", help="a tiny run (6 text, 3 image questions)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads for every run (default 1)")
     ap.add_argument("--batch-size", type=int, default=8, help="questions per score_choices call (runner default 8)")
@@ -198,6 +268,12 @@ def main(argv=None) -> dict:
     ap.add_argument("--repeats", type=int, default=1, help="timed runs per scorer; the best counts")
     ap.add_argument("--peer", choices=["lm-eval"], default=None)
     args = ap.parse_args(argv)
+    if args.probe:
+        torch.set_num_threads(args.threads)
+        workload, scorer, n = args.probe
+        res = probe(workload, scorer, int(n), args.batch_size)
+        print(json.dumps(res))
+        return res
     n_text = args.text_questions or (6 if args.quick else 40)
     n_image = args.image_questions or (3 if args.quick else 12)
     torch.set_num_threads(args.threads)
@@ -228,6 +304,9 @@ def main(argv=None) -> dict:
         w["peer_lm_eval"] = lm_eval_peer(ref, reqs, ref_scores, args.batch_size)
         if w["peer_lm_eval"].get("status") == "ok":
             w["ratio_engine_over_lm_eval"] = round(w["engine_qps"] / w["peer_lm_eval"]["qps"], 3)
+    if not args.no_memory:
+        log("  memory probes (fresh processes)")
+        w["memory"] = memory("text_smollm2", min(n_text, 16), args.batch_size, args.threads)
     result["workloads"]["text_smollm2"] = w
     del ref, eng
 
@@ -240,6 +319,9 @@ def main(argv=None) -> dict:
          **token_counts(ref, reqs)}
     w.update(compare(ref, eng, reqs, args.batch_size, args.repeats))
     w.pop("_reference_scores")
+    if not args.no_memory:
+        log("  memory probes (fresh processes)")
+        w["memory"] = memory("vlm_tiny_llava_336", n_image, args.batch_size, args.threads)
     result["workloads"]["vlm_tiny_llava_336"] = w
 
     result["notes"] = [
@@ -252,6 +334,9 @@ def main(argv=None) -> dict:
         "on the CPU a forward over a few tokens is bound by reading the weights (SmolLM2: 540 MB fp32), "
         "so the engine's few large batched forwards gain well beyond the token ratio",
         "2-core shared machine: timings are noisy",
+        "memory: peak resident set above the loaded model, one fresh process per scorer; the packed engine holds "
+        "a whole row of questions at once (more than one forward per choice), while the reference materialises "
+        "logits over the vocabulary for every prefix position of every choice (most of its peak on the VLM)",
     ]
     print(json.dumps(result, indent=2))
     return result
