@@ -448,6 +448,13 @@ def _discipline_table(name: str, runs, benchmark: str) -> pd.DataFrame:
     as the papers do). Our Overall goes to ``val_overall`` or ``test_overall`` by the run's split;
     the discipline columns of the papers are test-set numbers, ours are from the run's own split."""
     cols = {c: Column(c, field_in("discipline", names)) for c, names in MMMU_DISCIPLINES.items()}
+    return _with_split_overall(name, runs, benchmark, cols, every)
+
+
+def _with_split_overall(name: str, runs, benchmark: str, cols: dict[str, Column], overall) -> pd.DataFrame:
+    """A published table whose overall comes as ``val_overall`` / ``test_overall``, plus our runs of
+    ``benchmark``: ``cols`` from their item rows and ``overall`` (a row selector) under the column
+    of their split, with bootstrap intervals."""
     runs = _as_runs(runs)
     rows, all_cols = [], dict(cols)
     for r in runs:
@@ -455,15 +462,11 @@ def _discipline_table(name: str, runs, benchmark: str) -> pd.DataFrame:
             continue
         split = str(r["metrics"].get("split") or r["manifest"].get("data", {}).get("split") or "validation")
         over = "test_overall" if split.startswith("test") else "val_overall"
-        columns = {**cols, over: Column(over, every)}
-        all_cols[over] = columns[over]
-        (row,) = _ours_rows([r], [benchmark], columns, 1)
+        all_cols[over] = Column(over, overall)
+        (row,) = _ours_rows([r], [benchmark], {**cols, over: all_cols[over]}, 1)
         row.update(model_type="ours", split=split)
         rows.append(row)
-    df = _with_ours(published.load(name), rows)
-    if rows:
-        df["split"] = df.get("split")
-    return _intervals(df, runs, all_cols, 1)
+    return _intervals(_with_ours(published.load(name), rows), runs, all_cols, 1)
 
 
 def mmmu_table2(runs=None) -> pd.DataFrame:
@@ -497,20 +500,7 @@ def mmmu_subject_table(name: str, runs=None) -> pd.DataFrame:
     if missing:
         raise ValueError(f"{name}: no published column for subject(s) {sorted(missing)}")
     cols = {c: Column(c, field_in("subject", [s])) for c, s in subjects.items()}
-    runs = _as_runs(runs)
-    rows, all_cols = [], dict(cols)
-    for r in runs:
-        if _benchmark(r) != "mmmu":
-            continue
-        split = str(r["metrics"].get("split") or "validation")
-        over = "test_overall" if split.startswith("test") else "val_overall"
-        columns = {**cols, over: Column(over, field_in("discipline", [discipline]))}
-        all_cols[over] = columns[over]
-        (row,) = _ours_rows([r], ["mmmu"], columns, 1)
-        row.update(model_type="ours", split=split)
-        rows.append(row)
-    df = _with_ours(pub, rows)
-    return _intervals(df, runs, all_cols, 1)
+    return _with_split_overall(name, runs, "mmmu", cols, field_in("discipline", [discipline]))
 
 
 def cmmmu_table4(runs=None) -> pd.DataFrame:
