@@ -7,11 +7,16 @@ gives the same numbers (within float rounding) for a fraction of the work:
 1. **prefix pass**: the prefix (with ``pixel_values`` and any other family inputs) goes through
    the model once, keeping its key/value cache and only the last position's logits, which
    give every choice's first-token log-probability;
-2. **choice pass**: the cache is copied once per choice row (``DynamicCache`` rows selected with
-   repeats) and all choices of the question, right-padded with an attention mask, go through
-   ONE batched forward. A choice of ``L`` tokens only needs its first ``L - 1`` tokens as input
-   (the last token's output is never scored), so one-token choices cost nothing beyond the
-   prefix pass.
+2. **choice pass** (``tree=True``, the default): each question's choices go into ONE row after its
+   cached prefix, laid end to end under a 4-D mask that lets a choice token see the prefix and
+   the earlier tokens of its own choice, with positions restarting per choice; all questions of a
+   group share that forward, and the cache is neither copied nor padded per choice. The first
+   group for each model is also run the row way and compared; a model that disagrees keeps the
+   row way, with a warning. The row way (``tree=False``, and after an out-of-memory error on one
+   question): the cache is copied once per choice row (``DynamicCache`` rows selected with
+   repeats) and all choices, right-padded with an attention mask, go through one batched forward.
+   Either way a choice of ``L`` tokens only needs its first ``L - 1`` tokens as input (the last
+   token's output is never scored), so one-token choices cost nothing beyond the prefix pass.
 
 ``score_many`` batches several questions (lm-evaluation-harness style): questions are sorted
 longest first, cut into groups that fit a token budget, and results come back in input order.
@@ -146,7 +151,7 @@ class SharedPrefixScorer:
     name = "shared-prefix"
 
     def __init__(self, token_budget: int | None = None, max_questions: int = 64, packing: bool = True,
-                 pack_tokens: int | None = None):
+                 pack_tokens: int | None = None, tree: bool = True):
         self.token_budget = token_budget
         self.max_questions = max(1, int(max_questions))
         self.max_rows: int | None = None  # rows per choice pass, set only after an OOM on one question
@@ -154,6 +159,8 @@ class SharedPrefixScorer:
         self.packing = packing
         self.pack_tokens = pack_tokens
         self._pack_checked: dict[int, bool] = {}  # id(model) -> packed path agreed with the cached one
+        self.tree = tree
+        self._tree_checked: dict[int, bool] = {}  # id(model) -> tree choice pass agreed with the row pass
 
     # ------------------------------------------------------------------ public API
     def score(self, model, prepared: Prepared) -> list[ChoiceScore]:
@@ -179,7 +186,7 @@ class SharedPrefixScorer:
         n = len(order)
         pos = 0
         while pos < n:
-            size = self._group_size(prepared_list, order, pos, budget) if mixable else 1
+            size = self._group_size(prepared_list, order, pos, budget, model) if mixable else 1
             chunk = order[pos:pos + size]
             group = [prepared_list[i] for i in chunk]
             out, oom = None, False
@@ -224,18 +231,23 @@ class SharedPrefixScorer:
         return getattr(cfg, "sliding_window", None) is None or not getattr(cfg, "use_sliding_window", True)
 
     @staticmethod
-    def _cost(group: list[Prepared]) -> int:
-        """Padded token slots of a group: prefixes, cache copied per choice row, choice tokens."""
+    def _cost(group: list[Prepared], tree: bool = False) -> int:
+        """Padded token slots of a group: prefixes, then either one tree row per question (cache +
+        its choices end to end) or the cache copied per choice row plus the choice tokens."""
         p_pad = max(p.inputs["input_ids"].shape[1] for p in group)
+        if tree:
+            w_pad = max(sum(max(len(c) - 1, 0) for c in p.continuations) for p in group)
+            return len(group) * (2 * p_pad + w_pad)
         rows = [len(c) - 1 for p in group for c in p.continuations if len(c) > 1]
         l_pad = max(rows, default=0)
         return len(group) * p_pad + len(rows) * (p_pad + l_pad)
 
-    def _group_size(self, prepared_list, order, pos, budget) -> int:
+    def _group_size(self, prepared_list, order, pos, budget, model=None) -> int:
+        tree = self.tree and model is not None and self._tree_checked.get(id(model)) is True
         size = 1
         while pos + size < len(order) and size < self.max_questions:
             group = [prepared_list[i] for i in order[pos:pos + size + 1]]
-            if self._cost(group) > budget:
+            if self._cost(group, tree) > budget:
                 break
             size += 1
         return size
@@ -409,6 +421,12 @@ class SharedPrefixScorer:
         for k, (q, c, _) in enumerate(heads):
             logprobs[q][c] = first_lp[k : k + 1]
         rows = [(q, c, cont) for q, p in enumerate(group) for c, cont in enumerate(p.continuations) if len(cont) > 1]
+        if rows and max_rows is None and self.tree and self._tree_checked.get(id(model)) is not False:
+            tree = self._tree_pass_checked(model, group, pre, rows, device)
+            if tree is not None:
+                for (q, c, _), lp in zip(rows, tree):
+                    logprobs[q][c] = torch.cat([logprobs[q][c], lp])
+                return [choice_scores(lps) for lps in logprobs]
         step = max_rows or len(rows) or 1
         for start in range(0, len(rows), step):
             chunk = rows[start:start + step]
@@ -470,6 +488,68 @@ class SharedPrefixScorer:
         del caches
         return _Prefixes(cache, torch.cat(last, 0), torch.cat(masks, 0), lengths, mixed=True,
                          deltas=deltas if _is_mrope(model) else None)
+
+    def _tree_pass_checked(self, model, group, pre: _Prefixes, rows, device) -> list[torch.Tensor] | None:
+        """The tree choice pass; the first time for a model, also the row pass, compared (``None``: disagreed)."""
+        if id(model) in self._tree_checked:
+            return self._tree_pass(model, group, pre, rows, device)
+        expected = self._choice_pass(model, group, pre, rows, device)  # before the tree pass extends the cache
+        got = self._tree_pass(model, group, pre, rows, device)
+        half = next(model.parameters()).dtype in (torch.float16, torch.bfloat16)
+        worst = max(float((a - b).abs().max()) for a, b in zip(expected, got))
+        ok = worst <= (0.1 if half else 1e-3)
+        self._tree_checked[id(model)] = ok
+        if not ok:
+            warnings.warn(f"the tree choice pass differs from the row pass by {worst:.3g} on {type(model).__name__}; "
+                          "this model's choices are scored one row each", stacklevel=4)
+        return expected
+
+    def _tree_pass(self, model, group, pre: _Prefixes, rows, device) -> list[torch.Tensor]:
+        """All choices of a question in ONE row after its cached prefix: choice tokens (each choice's
+        last token dropped) laid end to end, a 4-D mask letting each see the prefix and its own choice
+        causally, positions restarting per choice. No cache row is copied per choice; the cache is
+        extended in place, so it must not be used again."""
+        per_q: dict[int, list] = {}
+        for r, (q, _, cont) in enumerate(rows):
+            per_q.setdefault(q, []).append((r, cont))
+        order = sorted(per_q)
+        width = max(sum(len(cont) - 1 for _, cont in per_q[q]) for q in order)
+        n_q = len(pre.lengths)
+        p_pad = pre.mask.shape[1]
+        ids = torch.zeros(n_q, width, dtype=torch.long, device=device)
+        targets = torch.zeros(n_q, width, dtype=torch.long, device=device)
+        offsets = torch.zeros(n_q, width, dtype=torch.long)
+        allowed = torch.zeros(n_q, width, p_pad + width, dtype=torch.bool)
+        allowed[:, :, :p_pad] = pre.mask.bool().cpu()[:, None, :]
+        where = {}  # row -> (question, start, length)
+        for q in order:
+            at = 0
+            for r, cont in per_q[q]:
+                n = len(cont) - 1
+                t = torch.tensor(cont, dtype=torch.long, device=device)
+                ids[q, at:at + n], targets[q, at:at + n] = t[:-1], t[1:]
+                offsets[q, at:at + n] = torch.arange(n)
+                allowed[q, at:at + n, p_pad + at:p_pad + at + n] = torch.ones(n, n, dtype=torch.bool).tril()
+                where[r] = (q, at, n)
+                at += n
+            allowed[q, at:, :] = False
+            allowed[q, torch.arange(at, width), p_pad + torch.arange(at, width)] = True  # padding sees itself
+        shift = pre.deltas or [0] * n_q
+        starts = torch.tensor([_position_base(model) + pre.lengths[q] + shift[q] for q in range(n_q)]).view(-1, 1)
+        param = next(model.parameters())
+        dtype = param.dtype if param.is_floating_point() else torch.float32
+        mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
+        kw = {"input_ids": ids, "attention_mask": mask[:, None].to(device), "past_key_values": pre.cache,
+              "position_ids": (starts + offsets).to(device), "use_cache": True}
+        prefix_inputs = group[0].inputs
+        for name, fill in group[0].extend.items():
+            if name != "attention_mask" and name in prefix_inputs and prefix_inputs[name] is not None:
+                kw[name] = torch.full((n_q, width), fill, dtype=prefix_inputs[name].dtype, device=device)
+        logits = model(**kw).logits
+        del kw
+        picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1).float()
+        lp = (picked - torch.logsumexp(logits.float(), dim=-1)).cpu()
+        return [lp[where[r][0], where[r][1]:where[r][1] + where[r][2]] for r in range(len(rows))]
 
     def _choice_pass(self, model, group, pre: _Prefixes, rows, device) -> list[torch.Tensor]:
         """One forward over the rows' choice tokens (all but the last), right-padded; log-probs of tokens 1..L-1."""

@@ -137,9 +137,55 @@ def test_pixel_values_only_go_through_the_prefix_pass(tiny_llava):
     model = _Spy(tiny_llava.model, calls)
     request = ScoreRequest("q", "Question: what?\nAnswer:", [" Red square", " Blue circle shape"], [red, green])
     p = tiny_llava.prepare(request)
-    SharedPrefixScorer().score(model, p)
+    SharedPrefixScorer(tree=False).score(model, p)
     assert [("pixel_values" in kw and kw["pixel_values"] is not None) for kw in calls] == [True, False]
     assert [kw["input_ids"].shape[0] for kw in calls] == [1, 2]  # prefix once, both choices in one batch
+    # the tree pass (checked once against that row pass): both choices in ONE row over the uncopied cache
+    scorer = SharedPrefixScorer()
+    ref = ReferenceScorer().score(tiny_llava.model, p)
+    _assert_same([ref], [scorer.score(model, p)])  # first call: row pass and tree pass compared
+    assert list(scorer._tree_checked.values()) == [True]
+    calls.clear()
+    _assert_same([ref], [scorer.score(model, p)])
+    assert [("pixel_values" in kw and kw["pixel_values"] is not None) for kw in calls] == [True, False]
+    n_body = sum(len(c) - 1 for c in p.continuations)  # each choice without its last token, end to end
+    assert [tuple(kw["input_ids"].shape) for kw in calls[1:]] == [(1, n_body)] and _tree_calls(calls[1:])
+
+
+def test_tree_pass_batches_questions_and_matches_the_reference(tiny_llava):
+    red, green = _images()
+    reqs = [
+        ScoreRequest("one", "Question: What colour is the square?\nAnswer:",
+                     [" Red", " Red and green stripes", " Blue", " A dog on a very long lead"], [red]),
+        ScoreRequest("two", f"{IMAGE}{IMAGE}Question: Which image is greener?\nAnswer:",
+                     [" The first", " The second one", " Both"], [red, green]),
+        ScoreRequest("chat", "Is it a photo?", [" Yes", " No, it is a drawing"], [green], chat=True),
+    ]
+    prepared = [tiny_llava.prepare(r) for r in reqs]
+    ref = [ReferenceScorer().score(tiny_llava.model, p) for p in prepared]
+    scorer = SharedPrefixScorer()
+    calls = []
+    model = _Spy(tiny_llava.model, calls)
+    _assert_same(ref, scorer.score_many(model, prepared))  # the first group also checks against the row pass
+    calls.clear()
+    _assert_same(ref, scorer.score_many(model, prepared))
+    cached = [kw for kw in calls if kw.get("past_key_values") is not None]
+    assert cached == _tree_calls(calls) and len(cached) == 1
+    assert cached[0]["input_ids"].shape[0] == 3  # one row per question, not one per choice (9 multi-token choices)
+
+
+def test_a_model_that_ignores_the_tree_mask_keeps_the_row_pass(tiny_llava):
+    red, _ = _images()
+    p = tiny_llava.prepare(ScoreRequest("q", "Question: what?\nAnswer:", [" Red square", " Blue circle shape"], [red]))
+    ref = ReferenceScorer().score(tiny_llava.model, p)
+    scorer = SharedPrefixScorer()
+    model = _PlainCausal(tiny_llava.model, [])
+    with pytest.warns(UserWarning, match="one row each"):
+        _assert_same([ref], [scorer.score(model, p)])
+    assert list(scorer._tree_checked.values()) == [False]
+    n = len(model.calls)
+    _assert_same([ref], [scorer.score(model, p)])
+    assert not _tree_calls(model.calls[n:])  # the tree pass is not tried again
 
 
 def test_score_many_returns_results_in_input_order(tiny_text):
@@ -183,7 +229,14 @@ def test_other_errors_are_not_swallowed(tiny_text):
 
 # ---------------------------------------------------------------- packed text questions
 def _packed_calls(calls):
-    return [kw for kw in calls if getattr(kw.get("attention_mask"), "dim", lambda: 2)() == 4]
+    """Packed forwards: a 4-D mask and no cache (the tree choice pass has a 4-D mask over a cache)."""
+    return [kw for kw in calls
+            if getattr(kw.get("attention_mask"), "dim", lambda: 2)() == 4 and kw.get("past_key_values") is None]
+
+
+def _tree_calls(calls):
+    return [kw for kw in calls
+            if getattr(kw.get("attention_mask"), "dim", lambda: 2)() == 4 and kw.get("past_key_values") is not None]
 
 
 @pytest.mark.parametrize("attn", ["sdpa", "eager"])

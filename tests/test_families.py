@@ -152,7 +152,9 @@ def test_paligemma_engine_batches_questions_with_one_based_positions(monkeypatch
     monkeypatch.setattr(a.model, "forward", lambda *args, **kw: calls.append(kw) or real(*args, **kw))
     _assert_same(ref, a.score_choices(reqs))
     choice_passes = [kw for kw in calls if kw.get("past_key_values") is not None]
-    assert len(choice_passes) == 1 and choice_passes[0]["input_ids"].shape[0] > 2  # one pass for all questions
+    # the row pass (all choices of all questions, checked once against...) and the tree pass: one row per question
+    assert len(choice_passes) == 2 and choice_passes[0]["input_ids"].shape[0] > len(reqs)
+    assert choice_passes[1]["input_ids"].shape[0] == len(reqs) and choice_passes[1]["attention_mask"].dim() == 4
     monkeypatch.setattr(engine, "_position_base", lambda model: 0)  # 0-based: every choice one position off
     wrong = a.score_choices(reqs)
     assert max(abs(x.sum_logprob - y.sum_logprob) for r, w in zip(ref, wrong) for x, y in zip(r, w)) > 100 * TOL
