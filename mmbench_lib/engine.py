@@ -373,10 +373,7 @@ class SharedPrefixScorer:
                 pos += range(plen, plen + len(body))
                 if body:
                     blocks.append((start, plen, cstart, len(body)))
-        param = next(model.parameters())
-        device, dtype = param.device, param.dtype
-        if not param.is_floating_point():
-            dtype = torch.float32
+        device = next(model.parameters()).device
         t = len(ids)
         allowed = torch.zeros(t, t, dtype=torch.bool)
         for pstart, plen, cstart, clen in blocks:
@@ -384,7 +381,7 @@ class SharedPrefixScorer:
             allowed[cstart:cstart + clen, cstart:cstart + clen] = tri
             if cstart != pstart:
                 allowed[cstart:cstart + clen, pstart:pstart + plen] = True
-        mask = torch.zeros(t, t, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
+        mask = _additive_mask(allowed, model)
         keep = sorted({w[0] for w in wanted})
         at = {k: j for j, k in enumerate(keep)}
         out = model(
@@ -534,21 +531,10 @@ class SharedPrefixScorer:
                 at += n
             allowed[q, at:, :] = False
             allowed[q, torch.arange(at, width), p_pad + torch.arange(at, width)] = True  # padding sees itself
-        shift = pre.deltas or [0] * n_q
-        starts = torch.tensor([_position_base(model) + pre.lengths[q] + shift[q] for q in range(n_q)]).view(-1, 1)
-        param = next(model.parameters())
-        dtype = param.dtype if param.is_floating_point() else torch.float32
-        mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
-        kw = {"input_ids": ids, "attention_mask": mask[:, None].to(device), "past_key_values": pre.cache,
-              "position_ids": (starts + offsets).to(device), "use_cache": True}
-        prefix_inputs = group[0].inputs
-        for name, fill in group[0].extend.items():
-            if name != "attention_mask" and name in prefix_inputs and prefix_inputs[name] is not None:
-                kw[name] = torch.full((n_q, width), fill, dtype=prefix_inputs[name].dtype, device=device)
-        logits = model(**kw).logits
-        del kw
-        picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1).float()
-        lp = (picked - torch.logsumexp(logits.float(), dim=-1)).cpu()
+        starts = _choice_starts(model, pre, range(n_q)).view(-1, 1)
+        kw = {"input_ids": ids, "attention_mask": _additive_mask(allowed, model)[:, None].to(device),
+              "past_key_values": pre.cache, "position_ids": (starts + offsets).to(device), "use_cache": True}
+        lp = _choice_logprobs(model, group, kw, targets)
         return [lp[where[r][0], where[r][1]:where[r][1] + where[r][2]] for r in range(len(rows))]
 
     def _choice_pass(self, model, group, pre: _Prefixes, rows, device) -> list[torch.Tensor]:
@@ -571,22 +557,39 @@ class SharedPrefixScorer:
             "use_cache": True,
         }
         if pre.mixed or pre.deltas is not None:
-            # text tokens after the prefix: 1-D positions (for M-RoPE all three components equal,
-            # shifted by the question's delta from the prefix's vision tokens), given explicitly
-            shift = pre.deltas or [0] * len(pre.lengths)
-            base = _position_base(model)
-            starts = torch.tensor([base + pre.lengths[q] + shift[q] for q, _, _ in rows], device=device).view(-1, 1)
+            starts = _choice_starts(model, pre, [q for q, _, _ in rows]).to(device).view(-1, 1)
             kw["position_ids"] = starts + torch.arange(width, device=device).view(1, -1)
-        prefix_inputs = group[0].inputs
-        for name, fill in group[0].extend.items():
-            if name != "attention_mask" and name in prefix_inputs and prefix_inputs[name] is not None:
-                kw[name] = torch.full((n_rows, width), fill, dtype=prefix_inputs[name].dtype, device=device)
-        logits = model(**kw).logits
-        del kw
-        picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1).float()
-        lse = torch.logsumexp(logits.float(), dim=-1)
-        lp = (picked - lse).cpu()
+        lp = _choice_logprobs(model, group, kw, targets)
         return [lp[r, : len(cont) - 1] for r, (_, _, cont) in enumerate(rows)]
+
+
+def _choice_starts(model, pre: _Prefixes, questions) -> torch.Tensor:
+    """Position of the first choice token of each question: text after the prefix gets 1-D
+    positions (for M-RoPE all three components equal, shifted by the question's delta from the
+    prefix's vision tokens), from the model's position base."""
+    shift = pre.deltas or [0] * len(pre.lengths)
+    base = _position_base(model)
+    return torch.tensor([base + pre.lengths[q] + shift[q] for q in questions])
+
+
+def _additive_mask(allowed: torch.Tensor, model) -> torch.Tensor:
+    """A boolean "may attend" tensor as the additive float mask eager and sdpa attention both take."""
+    param = next(model.parameters())
+    dtype = param.dtype if param.is_floating_point() else torch.float32
+    return torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
+
+
+def _choice_logprobs(model, group: list[Prepared], kw: dict, targets: torch.Tensor) -> torch.Tensor:
+    """Run a choice pass (``kw`` plus the family's per-token inputs at their continuation values,
+    e.g. PaliGemma's ``token_type_ids``) and return each position's log-probability of ``targets``."""
+    prefix_inputs = group[0].inputs
+    for name, fill in group[0].extend.items():
+        if name != "attention_mask" and name in prefix_inputs and prefix_inputs[name] is not None:
+            kw[name] = torch.full(tuple(targets.shape), fill, dtype=prefix_inputs[name].dtype, device=targets.device)
+    logits = model(**kw).logits
+    kw.clear()
+    picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1).float()
+    return (picked - torch.logsumexp(logits.float(), dim=-1)).cpu()
 
 
 def _accepts(model, name: str) -> bool:
