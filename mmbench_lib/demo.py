@@ -1170,21 +1170,22 @@ def make_mmmu_demo(out_dir, seed: int = SEED + 2) -> dict:
     return {"source": str(out), "subjects": list(MMMU_SUBJECTS), "splits": list(counts), "counts": counts}
 
 
-CJK_FONT_CANDIDATES = (
-    "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc",
-    "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
-    "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
-    "/usr/share/fonts/opentype/noto/NotoSansCJKsc-Regular.otf",
-    "/usr/share/fonts/truetype/noto/NotoSansCJK-Regular.ttc",
-)
+#: the CJK font the CMMMU demo draws with: Noto Sans CJK (OFL) from the PyPI wheel
+#: ``cvttf-NotoSansCJK-Regular`` (a dependency), never a system font, so the demo's bytes do not
+#: depend on the machine's fonts
+CJK_FONT_PACKAGE, CJK_FONT_FILE = "cvttf_NotoSansCJK_Regular", "NotoSansCJKtc-Regular.otf"
 
 
 def cjk_font_path() -> str | None:
-    """A font with Chinese glyphs (Debian: ``fonts-wqy-zenhei`` or ``fonts-noto-cjk``), or None."""
-    for p in CJK_FONT_CANDIDATES:
-        if Path(p).is_file():
-            return p
-    return None
+    """The pinned CJK font shipped by ``cvttf-NotoSansCJK-Regular``, or None when that package is not
+    installed (the demo then draws Latin transliterations and the Chinese-text tests skip)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(CJK_FONT_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / CJK_FONT_FILE
+    return str(path) if path.is_file() else None
 
 
 CMMMU_PLAN = {  # category folder -> [(subcategory, kind), ...] for val; dev/test add one each
@@ -1277,8 +1278,8 @@ def make_cmmmu_demo(out_dir, seed: int = SEED + 3) -> dict:
 
     val: 3-4 items per category (选择 incl. the multi-letter gold "AC" and option images, 判断 对/错,
     填空); dev: one 选择 per category with ``analysis``; test: one item per category without
-    ``answer``/``analysis``. Chinese text is drawn with a CJK font when one is installed (see
-    ``cjk_font_path``), else its Latin transliteration.
+    ``answer``/``analysis``. Chinese text is drawn with the pinned CJK font (see ``cjk_font_path``), else its
+    Latin transliteration.
     """
     from .parsing.cmmmu import CATEGORY_FOLDER
 
@@ -1336,7 +1337,8 @@ def make_demo(out_dir, seed: int = SEED) -> dict:
     paths["cmmmu"] = make_cmmmu_demo(out / "cmmmu", seed + 3)
     font = paths["cmmmu"]["cjk_font"]
     readme = README_SEED.format(codecs=paths["seed"]["video_codecs"]) + README_MMMU_CMMMU.format(
-        font=f"the CJK font `{font}`" if font else "no CJK font (none installed): their Latin transliterations")
+        font=f"the CJK font `{Path(font).name}` (PyPI `cvttf-NotoSansCJK-Regular`)" if font
+        else "no CJK font (`cvttf-NotoSansCJK-Regular` not installed): their Latin transliterations")
     (out / "README.md").write_text(readme, encoding="utf-8")
     return paths
 
@@ -1412,7 +1414,7 @@ Load with `cmmmu.load("<demo>/cmmmu", split="val")` or `cmmmu.load("<demo>/cmmmu
 """
 
 
-DEMO_VERSION = 2  # bump when the generator's output changes
+DEMO_VERSION = 3  # bump when the generator's output changes
 
 
 def ensure_demo(data_dir="data/demo", force: bool = False) -> dict:

@@ -4,7 +4,6 @@ The real SmolLM2 runs only the SEED-style exactness test (the CPU is slow); batc
 out-of-memory fallback and edge cases run on a tiny random-weight Llama with large weights, so
 that a wrong position or mask shows up far above the tolerance.
 """
-import math
 
 import pytest
 import torch
@@ -13,9 +12,10 @@ from PIL import Image
 from mmbench_lib.engine import SharedPrefixScorer, is_oom
 from mmbench_lib.models.base import IMAGE, ScoreRequest
 from mmbench_lib.models.hf import HFCausalLM, ImageTextToText
-from mmbench_lib.scoring import Prepared, ReferenceScorer, get_scorer, pick
+from mmbench_lib.scoring import Prepared, ReferenceScorer, get_scorer
 
-TOL = 1e-4  # fp32 on the CPU
+from .scores import assert_same_scores
+
 
 #: SEED-style four-choice questions; choices of 1 to 7 tokens, " Blue" a prefix of " Blue sky ..."
 SEED_TEXT = [
@@ -34,18 +34,8 @@ def _prompt(q):
     return f"{IMAGE}Question: {q}\nAnswer:"
 
 
-def _assert_same(ref, eng):
-    assert len(ref) == len(eng)
-    for r_q, e_q in zip(ref, eng):
-        assert [s.num_tokens for s in r_q] == [s.num_tokens for s in e_q]
-        for r, e in zip(r_q, e_q):
-            assert math.isclose(r.sum_logprob, e.sum_logprob, abs_tol=TOL), (r, e)
-            if r.num_tokens:
-                assert math.isclose(r.mean_logprob, e.mean_logprob, abs_tol=TOL), (r, e)
-            else:
-                assert r.mean_logprob == e.mean_logprob == float("-inf")
-        for reduction in ("sum", "mean"):
-            assert pick(r_q, reduction) == pick(e_q, reduction)
+def _assert_same(ref, eng, model):
+    assert_same_scores(ref, eng, model)
 
 
 @pytest.fixture(scope="module")
@@ -88,9 +78,9 @@ def test_text_questions_match_reference_on_smollm2(smollm2, smol_engine):
     reqs = [ScoreRequest(f"q{i}", _prompt(q), c) for i, (q, c) in enumerate(SEED_TEXT[:4])]
     ref = smollm2.score_choices(reqs)
     eng = smol_engine.score_choices(reqs)  # packed: four questions in one sequence, tree mask
-    _assert_same(ref, eng)
+    _assert_same(ref, eng, smollm2.model)
     cached = SharedPrefixScorer(packing=False).score_many(smollm2.model, [smollm2.prepare(r) for r in reqs])
-    _assert_same(ref, cached)  # and the cached path: prefixes of different lengths, 16 choice rows
+    _assert_same(ref, cached, smollm2.model)  # and the cached path: prefixes of different lengths, 16 choice rows
     assert smol_engine.describe()["scorer"] == "shared-prefix"
     lengths = {s.num_tokens for q in eng for s in q}
     assert min(lengths) == 1 and max(lengths) >= 6  # one-token and long choices both exercised
@@ -101,8 +91,8 @@ def test_text_questions_match_reference_on_tiny_llama(tiny_text):
     engine = HFCausalLM(tiny_text.model, tiny_text.tokenizer, "tiny-llama", scorer="shared-prefix")
     reqs = [ScoreRequest(f"q{i}", _prompt(q), c, chat=i % 2 == 1) for i, (q, c) in enumerate(SEED_TEXT)]
     ref = tiny_text.score_choices(reqs)
-    _assert_same(ref, engine.score_choices(reqs))
-    _assert_same(ref[:2], [engine.scorer.score(tiny_text.model, tiny_text.prepare(r)) for r in reqs[:2]])
+    _assert_same(ref, engine.score_choices(reqs), tiny_text.model)
+    _assert_same(ref[:2], [engine.scorer.score(tiny_text.model, tiny_text.prepare(r)) for r in reqs[:2]], tiny_text.model)
 
 
 def test_empty_and_one_token_continuations(tiny_text):
@@ -110,7 +100,7 @@ def test_empty_and_one_token_continuations(tiny_text):
     prepared = Prepared(p.inputs, [[], p.continuations[0], p.continuations[0] + [13]], p.extend)
     ref = ReferenceScorer().score(tiny_text.model, prepared)
     eng = SharedPrefixScorer().score(tiny_text.model, prepared)
-    _assert_same([ref], [eng])
+    _assert_same([ref], [eng], tiny_text.model)
     assert eng[0].num_tokens == 0 and eng[1].num_tokens == 1 and eng[2].num_tokens == 2
 
 
@@ -126,9 +116,9 @@ def test_one_image_and_two_images_match_reference_on_tiny_llava(tiny_llava, llav
     ]
     ref = tiny_llava.score_choices(reqs)
     eng = llava_engine.score_choices(reqs)  # one group: caches of different lengths stacked
-    _assert_same(ref, eng)
+    _assert_same(ref, eng, tiny_llava.model)
     for r in reqs:  # and one question at a time
-        _assert_same(tiny_llava.score_choices([r]), llava_engine.score_choices([r]))
+        _assert_same(tiny_llava.score_choices([r]), llava_engine.score_choices([r]), tiny_llava.model)
 
 
 def test_pixel_values_only_go_through_the_prefix_pass(tiny_llava):
@@ -143,10 +133,10 @@ def test_pixel_values_only_go_through_the_prefix_pass(tiny_llava):
     # the tree pass (checked once against that row pass): both choices in ONE row over the uncopied cache
     scorer = SharedPrefixScorer()
     ref = ReferenceScorer().score(tiny_llava.model, p)
-    _assert_same([ref], [scorer.score(model, p)])  # first call: row pass and tree pass compared
+    _assert_same([ref], [scorer.score(model, p)], tiny_llava.model)  # first call: row pass and tree pass compared
     assert list(scorer._tree_checked.values()) == [True]
     calls.clear()
-    _assert_same([ref], [scorer.score(model, p)])
+    _assert_same([ref], [scorer.score(model, p)], tiny_llava.model)
     assert [("pixel_values" in kw and kw["pixel_values"] is not None) for kw in calls] == [True, False]
     n_body = sum(len(c) - 1 for c in p.continuations)  # each choice without its last token, end to end
     assert [tuple(kw["input_ids"].shape) for kw in calls[1:]] == [(1, n_body)] and _tree_calls(calls[1:])
@@ -166,9 +156,9 @@ def test_tree_pass_batches_questions_and_matches_the_reference(tiny_llava):
     scorer = SharedPrefixScorer()
     calls = []
     model = _Spy(tiny_llava.model, calls)
-    _assert_same(ref, scorer.score_many(model, prepared))  # the first group also checks against the row pass
+    _assert_same(ref, scorer.score_many(model, prepared), tiny_llava.model)  # the first group also checks against the row pass
     calls.clear()
-    _assert_same(ref, scorer.score_many(model, prepared))
+    _assert_same(ref, scorer.score_many(model, prepared), tiny_llava.model)
     cached = [kw for kw in calls if kw.get("past_key_values") is not None]
     assert cached == _tree_calls(calls) and len(cached) == 1
     assert cached[0]["input_ids"].shape[0] == 3  # one row per question, not one per choice (9 multi-token choices)
@@ -181,10 +171,10 @@ def test_a_model_that_ignores_the_tree_mask_keeps_the_row_pass(tiny_llava):
     scorer = SharedPrefixScorer()
     model = _PlainCausal(tiny_llava.model, [])
     with pytest.warns(UserWarning, match="one row each"):
-        _assert_same([ref], [scorer.score(model, p)])
+        _assert_same([ref], [scorer.score(model, p)], tiny_llava.model)
     assert list(scorer._tree_checked.values()) == [False]
     n = len(model.calls)
-    _assert_same([ref], [scorer.score(model, p)])
+    _assert_same([ref], [scorer.score(model, p)], tiny_llava.model)
     assert not _tree_calls(model.calls[n:])  # the tree pass is not tried again
 
 
@@ -196,7 +186,7 @@ def test_score_many_returns_results_in_input_order(tiny_text):
     ref = [ReferenceScorer().score(tiny_text.model, p) for p in prepared]
     calls = []
     eng = SharedPrefixScorer(token_budget=1200, packing=False).score_many(_Spy(tiny_text.model, calls), prepared)
-    _assert_same(ref, eng)
+    _assert_same(ref, eng, tiny_text.model)
     assert len(calls) < 2 * len(prepared)  # questions were batched together
     assert max(kw["input_ids"].shape[0] for kw in calls) > 4  # choice rows of several questions in one pass
 
@@ -209,7 +199,7 @@ def test_out_of_memory_halves_and_completes(tiny_text, error):
     scorer = SharedPrefixScorer(token_budget=100_000, packing=False)
     model = _OOMAbove(tiny_text.model, 2, error)
     eng = scorer.score_many(model, prepared)
-    _assert_same(ref, eng)
+    _assert_same(ref, eng, tiny_text.model)
     assert scorer.oom_events >= 2 and scorer.max_questions == 1 and scorer.max_rows == 2
     assert all(b <= 2 for b in model.ok_batches)
 
@@ -250,7 +240,7 @@ def test_packed_rows_match_reference_and_read_each_token_once(tiny_text, attn):
         calls = []
         scorer = SharedPrefixScorer(pack_tokens=120)
         eng = scorer.score_many(_Spy(tiny_text.model, calls), prepared)
-        _assert_same(ref, eng)
+        _assert_same(ref, eng, tiny_text.model)
         packed = _packed_calls(calls)
         assert 1 < len(packed) < len(prepared)  # several questions per row, more than one row
         real = sum(p.inputs["input_ids"].shape[1] + sum(len(c) - 1 for c in p.continuations) for p in prepared)
@@ -268,14 +258,14 @@ def test_packed_results_come_back_in_input_order(tiny_text):
     prepared = [tiny_text.prepare(ScoreRequest(f"q{i}", "Context. " * (i * 3 % 7) + _prompt(q), c))
                 for i, (q, c) in enumerate(qs)]
     ref = [ReferenceScorer().score(tiny_text.model, p) for p in prepared]
-    _assert_same(ref, SharedPrefixScorer(pack_tokens=90).score_many(tiny_text.model, prepared))
+    _assert_same(ref, SharedPrefixScorer(pack_tokens=90).score_many(tiny_text.model, prepared), tiny_text.model)
 
 
 def test_packed_empty_and_one_token_continuations(tiny_text):
     p = tiny_text.prepare(ScoreRequest("q", "Question: hi\nAnswer:", [" yes"]))
     prepared = Prepared(p.inputs, [[], p.continuations[0], p.continuations[0] + [13]], p.extend)
     ref = ReferenceScorer().score(tiny_text.model, prepared)
-    _assert_same([ref], SharedPrefixScorer().score_many(tiny_text.model, [prepared, prepared])[:1])
+    _assert_same([ref], SharedPrefixScorer().score_many(tiny_text.model, [prepared, prepared])[:1], tiny_text.model)
 
 
 def test_packed_rows_split_on_out_of_memory(tiny_text):
@@ -284,7 +274,7 @@ def test_packed_rows_split_on_out_of_memory(tiny_text):
     ref = [ReferenceScorer().score(tiny_text.model, p) for p in prepared]
     model = _OOMLonger(tiny_text.model, 40)
     scorer = SharedPrefixScorer(pack_tokens=1000)
-    _assert_same(ref, scorer.score_many(model, prepared))
+    _assert_same(ref, scorer.score_many(model, prepared), tiny_text.model)
     assert scorer.oom_events >= 2 and scorer.pack_tokens < 1000
     assert max(model.ok_lengths) <= 40
 
@@ -296,10 +286,10 @@ def test_a_model_that_ignores_the_tree_mask_is_caught_and_scored_the_cached_way(
     model = _PlainCausal(tiny_text.model, [])
     with pytest.warns(UserWarning, match="scored without packing"):
         eng = scorer.score_many(model, prepared)
-    _assert_same(ref, eng)
+    _assert_same(ref, eng, tiny_text.model)
     assert scorer._pack_checked[id(model)] is False
     calls_before = len(model.calls)
-    _assert_same(ref, scorer.score_many(model, prepared))
+    _assert_same(ref, scorer.score_many(model, prepared), tiny_text.model)
     assert not _packed_calls(model.calls[calls_before:])  # not tried again
 
 

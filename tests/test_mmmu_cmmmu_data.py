@@ -336,10 +336,24 @@ def test_demo_images_are_legible_to_tesseract(mmmu_val, cmmmu_val, demo):
     text = _ocr(chart.images[0], "eng")
     assert all(label in text for label in "PQRS")
     langs = subprocess.run(["tesseract", "--list-langs"], capture_output=True, text=True).stdout.split()
-    if "chi_sim" not in langs or not demo["cmmmu"]["cjk_font"]:
-        pytest.skip("no chi_sim traineddata or no CJK font: Chinese images not checked")
+    if "chi_sim" not in langs:
+        pytest.skip("no chi_sim traineddata (Debian: tesseract-ocr-chi-sim): Chinese images not checked")
+    if not demo["cmmmu"]["cjk_font"]:
+        pytest.skip("the CMMMU demo drew Latin text (pip install cvttf-NotoSansCJK-Regular): Chinese images not checked")
     fill = next(it for it in cmmmu_val if it.meta["type"] == "填空" and not it.answer.isdigit())
     assert fill.answer in _ocr(fill.images[0], "chi_sim").replace(" ", "")
+
+
+def test_cmmmu_demo_font_is_the_pinned_package_never_a_system_font(monkeypatch):
+    """Demo bytes must not depend on the machine's fonts: only the PyPI-pinned font is used."""
+    from mmbench_lib import demo as demo_mod
+
+    path = demo_mod.cjk_font_path()
+    if path is None:
+        pytest.skip("cvttf-NotoSansCJK-Regular not installed: the demo draws Latin text")
+    assert "cvttf_NotoSansCJK_Regular" in path and not path.startswith("/usr/share/fonts")
+    monkeypatch.setattr(demo_mod, "CJK_FONT_PACKAGE", "no_such_font_package")
+    assert demo_mod.cjk_font_path() is None  # absent package: Latin, whatever fonts the system has
 
 
 def test_cmmmu_demo_without_a_cjk_font_draws_latin(tmp_path, monkeypatch):
