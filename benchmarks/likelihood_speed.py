@@ -41,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from mmbench_lib.models.base import IMAGE, ScoreRequest  # noqa: E402
-from mmbench_lib.recipes import RECIPES  # noqa: E402
+from mmbench_lib.core.requests import IMAGE, ScoreRequest  # noqa: E402
+from mmbench_lib.tasks.recipes import RECIPES  # noqa: E402
 from mmbench_lib.scoring import pick  # noqa: E402
 
 #: SEED-Bench v1 style questions; the choices run from 1 to 8 tokens with the SmolLM2 tokenizer

@@ -7,6 +7,12 @@ import sys
 from pathlib import Path
 
 import yaml
+from mmbench_lib.demo import ensure_demo
+from mmbench_lib.pipeline.rescore_seed import score_predictions
+from mmbench_lib.core.store import write_json_atomic
+from mmbench_lib.pipeline.rescoring import print_table, score_responses, write_outputs
+from mmbench_lib.pipeline.shards import merge_runs
+from mmbench_lib import published
 
 
 def _print_summary(summary: dict) -> None:
@@ -24,7 +30,6 @@ def _print_summary(summary: dict) -> None:
 
 
 def cmd_make_demo(a) -> int:
-    from .demo import ensure_demo
 
     paths = ensure_demo(a.out, force=True)
     print(json.dumps(paths, indent=2, default=str))
@@ -32,7 +37,7 @@ def cmd_make_demo(a) -> int:
 
 
 def cmd_run(a) -> int:
-    from .runner import run_notebook
+    from mmbench_lib.runner import run_notebook
 
     overrides = {}
     for name, value in a.param or []:
@@ -43,8 +48,6 @@ def cmd_run(a) -> int:
 
 
 def cmd_score_predictions(a) -> int:
-    from .official import score_predictions
-    from .store import write_json_atomic
 
     summary = score_predictions(a.benchmark, a.predictions, a.questions)
     _print_summary(summary)
@@ -61,7 +64,6 @@ def cmd_score_predictions(a) -> int:
 
 
 def cmd_score_responses(a) -> int:
-    from .responses import print_table, score_responses, write_outputs
 
     kw = {"use_random": not a.no_random}
     rows, summary = score_responses(a.benchmark, a.responses, a.answers, a.questions, **kw)
@@ -72,7 +74,6 @@ def cmd_score_responses(a) -> int:
 
 
 def cmd_merge(a) -> int:
-    from .shards import merge_runs
 
     metrics = merge_runs(a.run_dirs, a.out, a.benchmark)
     _print_summary(metrics)
@@ -81,7 +82,7 @@ def cmd_merge(a) -> int:
 
 
 def cmd_metrics(a) -> int:
-    from .runs import metrics_from_store
+    from mmbench_lib.pipeline.runs import metrics_from_store
 
     summary = metrics_from_store(a.run_dir, a.benchmark)
     _print_summary(summary)
@@ -89,7 +90,6 @@ def cmd_metrics(a) -> int:
 
 
 def cmd_published(a) -> int:
-    from . import published
 
     if a.action == "list":
         for name in published.list_tables():

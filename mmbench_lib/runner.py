@@ -10,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from .manifest import repo_root
-from .runs import make_run_id, run_dir
+from mmbench_lib.core.manifest import repo_root
+from mmbench_lib.pipeline.runs import make_run_id, run_dir
 
 
 def read_params(files: list[str] | None, overrides: dict | None = None) -> dict:

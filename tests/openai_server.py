@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from PIL import Image
 
-from mmbench_lib.models.base import IMAGE, GenerateRequest
+from mmbench_lib.core.requests import IMAGE, GenerateRequest
 
 
 class Server:

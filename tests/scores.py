@@ -1,10 +1,10 @@
 """One exactness check for two scorers' log-likelihoods: identical predictions, values within the
-derived floating-point bound of ``mmbench_lib.numerics.logprob_tolerance`` (token count, magnitude,
+derived floating-point bound of ``mmbench_lib.core.numerics.logprob_tolerance`` (token count, magnitude,
 dtype, network depth and width), not a fixed constant that one CPU's kernels happen to meet."""
 import json
 import os
 
-from mmbench_lib.numerics import logprob_tolerance, network_shape
+from mmbench_lib.core.numerics import logprob_tolerance, network_shape
 from mmbench_lib.scoring import pick
 
 #: the longest sequence these tests score (prompt, image tokens and choices): attention sums over it

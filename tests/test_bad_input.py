@@ -4,12 +4,12 @@ import shutil
 
 import pytest
 
-from mmbench_lib import benchmarks
-from mmbench_lib.evaluate import rank_items
-from mmbench_lib.items import DataError
+from mmbench_lib import tasks as benchmarks
+from mmbench_lib.pipeline.ranking import rank_items
+from mmbench_lib.core.items import DataError
 from mmbench_lib.models import RandomChoice
-from mmbench_lib.recipes import get_recipe
-from mmbench_lib.store import RunStore
+from mmbench_lib.tasks.recipes import get_recipe
+from mmbench_lib.core.store import RunStore
 
 seed1 = benchmarks.get("seed")
 seed2 = benchmarks.get("seed2")

@@ -9,8 +9,8 @@ import pytest
 import torch
 from PIL import Image
 
-from mmbench_lib.engine import SharedPrefixScorer, is_oom
-from mmbench_lib.models.base import IMAGE, ScoreRequest
+from mmbench_lib.scoring.engine import SharedPrefixScorer, is_oom
+from mmbench_lib.core.requests import IMAGE, ScoreRequest
 from mmbench_lib.models.hf import HFCausalLM, ImageTextToText
 from mmbench_lib.scoring import Prepared, ReferenceScorer, get_scorer
 

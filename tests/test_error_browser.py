@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from mmbench_lib import errors
-from mmbench_lib.widgets import BrowserState, ErrorBrowser
+from mmbench_lib.error_analysis import errors
+from mmbench_lib.error_analysis import BrowserState, ErrorBrowser
 
 
 def _case(i, subject="Art", correct=False, **kw):
@@ -156,7 +156,7 @@ def test_distribution_and_published_comparison():
 
 
 def test_demo_run_end_to_end(tmp_path):
-    from mmbench_lib import generate
+    from mmbench_lib.pipeline import generation as generate
     from mmbench_lib.demo import ensure_demo
 
     paths = ensure_demo("data/demo")
@@ -176,7 +176,7 @@ def test_demo_run_end_to_end(tmp_path):
 
 
 def test_ranking_run_shows_items_and_scores(tmp_path):
-    from mmbench_lib import runs
+    from mmbench_lib.pipeline import runs
     from mmbench_lib.demo import ensure_demo
 
     paths = ensure_demo("data/demo")

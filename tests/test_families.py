@@ -13,7 +13,7 @@ import torch
 from PIL import Image
 
 from mmbench_lib.models import load_adapter
-from mmbench_lib.models.base import IMAGE, GenerateRequest, ScoreRequest
+from mmbench_lib.core.requests import IMAGE, GenerateRequest, ScoreRequest
 from mmbench_lib.models.encdec import Blip2EncoderDecoder, OneAtATimeScorer
 from mmbench_lib.models.families import PaliGemma, Qwen2VL
 from mmbench_lib.scoring import ReferenceScorer
@@ -123,7 +123,7 @@ def test_qwen2_vl_engine_gives_choices_the_positions_after_the_vision_tokens(mon
     reqs = _requests("tiny-qwen2-vl")
     p = a.prepare(reqs[2])  # image_grid_thw and the M-RoPE token types reach the model
     assert p.inputs["image_grid_thw"].shape == (2, 3) and "mm_token_type_ids" in p.inputs
-    from mmbench_lib import engine
+    from mmbench_lib.scoring import engine
 
     with torch.inference_mode():
         a.model(**p.inputs)
@@ -137,7 +137,7 @@ def test_qwen2_vl_engine_gives_choices_the_positions_after_the_vision_tokens(mon
 
 
 def test_paligemma_engine_batches_questions_with_one_based_positions(monkeypatch):
-    from mmbench_lib import engine
+    from mmbench_lib.scoring import engine
 
     reqs = _requests("tiny-paligemma")
     ref = adapter("tiny-paligemma").score_choices(reqs)

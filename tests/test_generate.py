@@ -5,10 +5,10 @@ import shutil
 
 import pytest
 
-from mmbench_lib import generate as g
-from mmbench_lib.benchmarks import cmmmu, mmmu
-from mmbench_lib.models.base import Generation
-from mmbench_lib.store import RunStore
+from mmbench_lib.pipeline import generation as g
+from mmbench_lib.tasks import cmmmu, mmmu
+from mmbench_lib.core.requests import Generation
+from mmbench_lib.core.store import RunStore
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,7 @@ def test_parsing_uses_one_seeded_rng_in_official_order_whatever_the_store_order(
            [(r["id"], r["parsed_pred"], r["fallback"], r["mode"]) for r in rb]
     assert ma["overall"] == mb["overall"] and ma["counts"]["fallbacks"] >= 10
     # the same parse as the official rescoring of the files the run wrote (same code path)
-    from mmbench_lib.responses import score_mmmu_outputs
+    from mmbench_lib.pipeline.rescoring import score_mmmu_outputs
 
     with pytest.warns(UserWarning, match="subjects have no output.json"):  # the demo has 8 of 30
         official, _ = score_mmmu_outputs(tmp_path / "a" / "official")
@@ -147,7 +147,7 @@ def test_vlm_gets_all_images_in_placeholder_order_and_missing_images_fail(mmmu_v
 
 
 def _ocr_or_skip(lang):
-    from mmbench_lib.ocr import OCR, OCRUnavailable
+    from mmbench_lib.pipeline.ocr import OCR, OCRUnavailable
 
     try:
         return OCR(lang)
@@ -180,7 +180,7 @@ def test_ocr_reads_the_demo_images_and_fills_the_prompt(demo, mmmu_val, cmmmu_va
 
 def test_ocr_without_tesseract_says_how_to_install(monkeypatch):
     pytesseract = pytest.importorskip("pytesseract")
-    from mmbench_lib.ocr import OCR, OCRUnavailable
+    from mmbench_lib.pipeline.ocr import OCR, OCRUnavailable
 
     monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", "/nonexistent/tesseract")
     with pytest.raises(OCRUnavailable, match="apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim"):

@@ -3,13 +3,13 @@ import shutil
 
 import pytest
 
-from mmbench_lib import benchmarks
-from mmbench_lib.evaluate import rank_items
-from mmbench_lib.image_output import ClipJudge, ImageOutputScorer
+from mmbench_lib import tasks as benchmarks
+from mmbench_lib.pipeline.ranking import rank_items
+from mmbench_lib.scoring.clip_judge import ClipJudge, ImageOutputScorer
 from mmbench_lib.models import RandomChoice
-from mmbench_lib.models.base import ChoiceScore
-from mmbench_lib.recipes import get_recipe
-from mmbench_lib.store import RunStore
+from mmbench_lib.core.requests import ChoiceScore
+from mmbench_lib.tasks.recipes import get_recipe
+from mmbench_lib.core.store import RunStore
 
 
 class TextOracle(RandomChoice):

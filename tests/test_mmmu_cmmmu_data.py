@@ -11,11 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from mmbench_lib.benchmarks import cmmmu, mmmu
+from mmbench_lib.tasks import cmmmu, mmmu
 from mmbench_lib.demo import MMMU_COLUMNS
-from mmbench_lib.items import DataError
-from mmbench_lib.metrics import summarize
-from mmbench_lib.parsing.mmmu import subject_from_id
+from mmbench_lib.core.items import DataError
+from mmbench_lib.core.metrics import summarize
+from mmbench_lib.tasks.mmmu_parser import subject_from_id
 
 # ``demo`` (conftest.py): the paths ``make_demo`` returned, built once per session
 

@@ -4,7 +4,7 @@ import torch
 from PIL import Image
 
 from mmbench_lib.models import load_adapter
-from mmbench_lib.models.base import IMAGE, GenerateRequest, ScoreRequest
+from mmbench_lib.core.requests import IMAGE, GenerateRequest, ScoreRequest
 
 
 def test_smollm2_generates_with_its_chat_template(smollm2):
@@ -72,9 +72,9 @@ def test_dtype_is_fp32_on_cpu(smollm2):
 
 def test_paper_parity_preprocessing_squashes_images_without_crop(demo, tiny_llava):
     """Recipe image_size: bicubic NxN with no crop before the processor (SEED v1 LAVIS 224, LLaVA wrapper 336)."""
-    from mmbench_lib import benchmarks
-    from mmbench_lib.evaluate import _request
-    from mmbench_lib.recipes import get_recipe, paper_preprocess
+    from mmbench_lib import tasks as benchmarks
+    from mmbench_lib.pipeline.ranking import _request
+    from mmbench_lib.tasks.recipes import get_recipe, paper_preprocess
 
     d = demo["seed"]
     item = benchmarks.get("seed").load(d["annotation_file"], d["image_root"], dimensions=[1])[0]

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.slow
 
 
 def _has_tesseract(lang):
-    from mmbench_lib.ocr import OCRUnavailable, check_tesseract
+    from mmbench_lib.pipeline.ocr import OCRUnavailable, check_tesseract
 
     try:
         check_tesseract(lang)

@@ -1,7 +1,7 @@
-"""The derived floating-point tolerance for log-likelihood agreement (mmbench_lib.numerics)."""
+"""The derived floating-point tolerance for log-likelihood agreement (mmbench_lib.core.numerics)."""
 import pytest
 
-from mmbench_lib.numerics import dtype_name, logprob_tolerance, network_shape
+from mmbench_lib.core.numerics import dtype_name, logprob_tolerance, network_shape
 
 
 def test_worked_example_smollm2_seven_tokens():

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from mmbench_lib.cli import main
-from mmbench_lib.official import read_results, score_predictions
+from mmbench_lib.pipeline.rescore_seed import read_results, score_predictions
 
 
 def _write_results(path, questions, wrong=(), dup=(), trailing_commas=True):

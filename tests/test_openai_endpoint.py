@@ -3,7 +3,7 @@ import pytest
 from PIL import Image
 
 from mmbench_lib.models import load_adapter
-from mmbench_lib.models.base import IMAGE, GenerateRequest
+from mmbench_lib.core.requests import IMAGE, GenerateRequest
 from mmbench_lib.models.openai_compat import EndpointError
 
 from .openai_server import Server
@@ -51,7 +51,7 @@ def test_timeouts_are_retried(smollm2):
 
 
 def test_a_run_through_the_endpoint_resumes_without_asking_again(smollm2, demo, tmp_path):
-    from mmbench_lib.generate import evaluate_generation
+    from mmbench_lib.pipeline.generation import evaluate_generation
 
     with Server(smollm2) as srv:
         ep = load_adapter("openai:smollm2", base_url=srv.url, concurrency=3)

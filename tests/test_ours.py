@@ -17,8 +17,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mmbench_lib import ours, paper, published
-from mmbench_lib.ours import Column, dims, every
+from mmbench_lib import published
+from mmbench_lib.paper import ours
+from mmbench_lib import paper
+from mmbench_lib.demo.runs import demo_runs as demo_runs_
+from mmbench_lib.paper.ours import Column, dims, every
 
 
 def _rows(spec):
@@ -66,7 +69,7 @@ def test_rank_interval_is_a_competition_rank_at_print_precision():
 @pytest.fixture(scope="module")
 def demo_runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("paper_runs")
-    folders = paper.demo_runs(["seed", "seed2", "mmmu", "cmmmu"], data_dir=root / "data", run_id=str(root / "runs"))
+    folders = demo_runs_(["seed", "seed2", "mmmu", "cmmmu"], data_dir=root / "data", run_id=str(root / "runs"))
     return {f.name: f for f in folders}
 
 
@@ -80,7 +83,7 @@ def test_item_rows_give_back_the_metrics_of_every_run(demo_runs):
         m = _metrics(folder)
         if name.startswith("seed"):
             groups = {g["group"]: g for g in m["groups"]}
-            from mmbench_lib.benchmarks import seed1, seed2
+            from mmbench_lib.tasks import seed1, seed2
 
             table = seed1.GROUPS if name.startswith("seed__") else seed2.GROUPS
             cols = {g: Column(g, dims(ids)) for g, ids in table.items()}
@@ -213,7 +216,7 @@ def test_render_with_our_runs(demo_runs, tmp_path):
 def test_paired_tests_between_our_runs(demo_runs, tmp_path):
     from scipy import stats
 
-    from mmbench_lib.uncertainty import compare_runs
+    from mmbench_lib.core.uncertainty import compare_runs
 
     table = paper.paired_tests(list(demo_runs.values()))
     assert sorted(table["benchmark"]) == ["cmmmu", "mmmu", "seed", "seed2"]  # one pair per benchmark, none across

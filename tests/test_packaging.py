@@ -24,6 +24,8 @@ def test_environment_yml_lists_the_same_packages_as_pyproject():
     pip_side = {_name(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]}
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda_side = {_name(ALIASES.get(_name(d), d)) for d in env["dependencies"] if isinstance(d, str)} - SYSTEM_ONLY
+    pip_list = next((d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d), [])
+    conda_side |= {_name(d) for d in pip_list if not d.startswith("-")}  # PyPI-only packages (the CJK font)
     assert pip_side == conda_side, f"only in pyproject: {pip_side - conda_side}; only in environment.yml: {conda_side - pip_side}"
 
 

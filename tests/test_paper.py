@@ -7,7 +7,9 @@ matplotlib.use("Agg")
 import pandas as pd
 import pytest
 
-from mmbench_lib import paper, published, runs
+from mmbench_lib import paper
+from mmbench_lib import published
+from mmbench_lib.pipeline import runs
 
 
 def _values_equal(df, name):

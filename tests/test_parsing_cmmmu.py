@@ -1,15 +1,14 @@
-"""Golden tests for mmbench_lib.parsing.cmmmu, from the rules and pitfalls of spec §4.3-4.7."""
+"""Golden tests for mmbench_lib.tasks.cmmmu_parser, from the rules and pitfalls of spec §4.3-4.7."""
 import random
 import re
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mmbench_lib.parsing import cmmmu
-from mmbench_lib.parsing.cmmmu import (
-    CATEGORY_ORDER, ParsedAnswer, eval_fill, evaluate_answer, evaluate_response, extract_numbers,
-    normalize_str, official_order, parse_fill, parse_multi_choice, parse_true_false, prompt,
-    tf_key_responses,
+from mmbench_lib.tasks import cmmmu_parser as cmmmu
+from mmbench_lib.tasks.cmmmu_parser import (
+    CATEGORY_ORDER, ParsedAnswer, eval_fill, evaluate_answer, evaluate_response, extract_numbers, normalize_str,
+    official_order, parse_fill, parse_multi_choice, parse_true_false, prompt, tf_key_responses,
 )
 
 COLORS = {"A": "红色", "B": "蓝色", "C": "绿色", "D": "黄色"}

@@ -1,14 +1,13 @@
-"""Golden tests for mmbench_lib.parsing.mmmu, from the worked examples of spec §3.3-3.7."""
+"""Golden tests for mmbench_lib.tasks.mmmu_parser, from the worked examples of spec §3.3-3.7."""
 import random
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mmbench_lib.parsing import mmmu
-from mmbench_lib.parsing.mmmu import (
-    DISCIPLINES, SUBJECT_ORDER, ParsedAnswer, eval_multi_choice, eval_open, extract_numbers,
-    normalize_str, official_order, parse_gold, parse_multi_choice, parse_multi_choice_lenient,
-    parse_open, prompt,
+from mmbench_lib.tasks import mmmu_parser as mmmu
+from mmbench_lib.tasks.mmmu_parser import (
+    DISCIPLINES, SUBJECT_ORDER, ParsedAnswer, eval_multi_choice, eval_open, extract_numbers, normalize_str,
+    official_order, parse_gold, parse_multi_choice, parse_multi_choice_lenient, parse_open, prompt,
 )
 
 INDEX2ANS = {"A": "$5", "B": "$6", "C": "$8", "D": "$10"}

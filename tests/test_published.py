@@ -21,9 +21,9 @@ import pytest
 
 import mmbench_lib.published as pub
 from mmbench_lib.published import (
-    DERIVED, QUESTION_COUNTS, RANKS, ERROR_SAMPLE_SIZES,
-    check_derived, competition_rank, derived_interval, is_count_fraction, list_tables, load,
-    rank_mismatches, rounding_feasible, source, value_columns, rank_columns, count_columns,
+    DERIVED, QUESTION_COUNTS, RANKS, ERROR_SAMPLE_SIZES, check_derived, competition_rank, derived_interval,
+    is_count_fraction, list_tables, load, rank_mismatches, rounding_feasible, source, value_columns, rank_columns,
+    count_columns,
 )
 
 EXPECTED_TABLES = {

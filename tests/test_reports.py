@@ -1,5 +1,6 @@
 """Ranking runs against each other by level averages, N/A where a run lacks a level."""
-from mmbench_lib import reports, runs
+from mmbench_lib.paper import reports
+from mmbench_lib.pipeline import runs
 
 
 def test_group_ranks_among_runs(demo, tmp_path):

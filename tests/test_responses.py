@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from mmbench_lib import cli
-from mmbench_lib.benchmarks import cmmmu, mmmu
-from mmbench_lib.items import DataError
-from mmbench_lib.parsing import mmmu as mparse
-from mmbench_lib.responses import score_cmmmu_outputs, score_mmmu_outputs
+from mmbench_lib.tasks import cmmmu, mmmu
+from mmbench_lib.core.items import DataError
+from mmbench_lib.tasks import mmmu_parser as mparse
+from mmbench_lib.pipeline.rescoring import score_cmmmu_outputs, score_mmmu_outputs
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*subjects have no output.json:UserWarning")
 

@@ -3,12 +3,12 @@ import json
 
 import pytest
 
-from mmbench_lib import benchmarks
-from mmbench_lib.evaluate import rank_items
-from mmbench_lib.metrics import summarize
+from mmbench_lib import tasks as benchmarks
+from mmbench_lib.pipeline.ranking import rank_items
+from mmbench_lib.core.metrics import summarize
 from mmbench_lib.models import RandomChoice
-from mmbench_lib.recipes import get_recipe
-from mmbench_lib.store import RunStore
+from mmbench_lib.tasks.recipes import get_recipe
+from mmbench_lib.core.store import RunStore
 
 
 class Interrupted(Exception):
@@ -96,7 +96,7 @@ def test_failed_items_can_be_retried(seed_items, tmp_path):
 
 
 def test_resuming_with_other_settings_is_refused(demo, tmp_path):
-    from mmbench_lib import runs
+    from mmbench_lib.pipeline import runs
 
     args = runs.demo_args("seed", demo)
     runs.evaluate_ranking("seed", args, "random", tmp_path, limit=4, progress=False)

@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from mmbench_lib.models.base import IMAGE, ScoreRequest
+from mmbench_lib.core.requests import IMAGE, ScoreRequest
 from mmbench_lib.scoring import choice_scores, pick
 
 from .scores import tolerance
@@ -66,8 +66,8 @@ def test_append_eos_scores_the_end_token_too(smollm2):
 
 
 def test_leaderboard_recipes_build_their_prompts_on_a_worked_example():
-    from mmbench_lib.items import Item
-    from mmbench_lib.recipes import get_recipe, score_request
+    from mmbench_lib.core.items import Item
+    from mmbench_lib.tasks.recipes import get_recipe, score_request
 
     item = Item(id="q1", benchmark="seed", question="What is on the table?", choices=["A cup", "A dog", "Keys", "Nothing"],
                 answer="C", dimension_id=1, dimension="Scene Understanding")
@@ -83,10 +83,10 @@ def test_leaderboard_recipes_build_their_prompts_on_a_worked_example():
 
 
 def test_letter_recipe_ranks_one_token_letters_with_a_real_model(smollm2, demo, tmp_path):
-    from mmbench_lib import runs
-    from mmbench_lib.evaluate import rank_items
-    from mmbench_lib.recipes import get_recipe
-    from mmbench_lib.store import RunStore
+    from mmbench_lib.pipeline import runs
+    from mmbench_lib.pipeline.ranking import rank_items
+    from mmbench_lib.tasks.recipes import get_recipe
+    from mmbench_lib.core.store import RunStore
 
     items = runs.load_items("seed", runs.demo_args("seed", demo))[:4]
     store = rank_items(items, smollm2, RunStore(tmp_path), get_recipe("qwen-vl-letters"), progress=False)

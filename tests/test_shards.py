@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from mmbench_lib import runs
+from mmbench_lib.pipeline import runs
 from mmbench_lib.cli import main
-from mmbench_lib.shards import merge_runs, select, shard_of
+from mmbench_lib.pipeline.shards import merge_runs, select, shard_of
 
 
 def test_split_is_deterministic_and_a_partition(demo):

@@ -1,7 +1,7 @@
 """Bootstrap intervals cluster by shared image; McNemar counts discordant items."""
 import pytest
 
-from mmbench_lib.uncertainty import accuracy_ci, accuracy_ci_table, compare_runs
+from mmbench_lib.core.uncertainty import accuracy_ci, accuracy_ci_table, compare_runs
 
 
 def _rows(correct, clusters=None, dim=1):

@@ -1,7 +1,7 @@
 """The official 8-frame index rule (spec §1.4 items 6-7) on its worked examples."""
 import pytest
 
-from mmbench_lib.video import frame_indices, get_index
+from mmbench_lib.core.video import frame_indices, get_index
 
 
 @pytest.mark.parametrize("n, expected", [
@@ -46,9 +46,9 @@ def test_unknown_rule():
 
 def test_pre_extracted_frame_folders_replace_decoding(demo, tmp_path):
     """frames_root/<question_id>/ holds a video question's frames (1.png ... in natural order)."""
-    from mmbench_lib import benchmarks
-    from mmbench_lib.media import load_visual_inputs
-    from mmbench_lib.video import read_video_frames
+    from mmbench_lib import tasks as benchmarks
+    from mmbench_lib.core.media import load_visual_inputs
+    from mmbench_lib.core.video import read_video_frames
 
     d = demo["seed"]
     seed1 = benchmarks.get("seed")

@@ -23,8 +23,10 @@ the model and the processor and records it in ``describe()``.
 """
 from __future__ import annotations
 
-from .base import IMAGE, Adapter, ChoiceScore, Generation, GenerateRequest, ScoreRequest  # noqa: F401
-from .random_choice import RandomChoice
+from mmbench_lib.core.requests import IMAGE, Adapter, ChoiceScore, Generation, GenerateRequest, ScoreRequest  # noqa: F401
+from mmbench_lib.models.random_choice import RandomChoice
+from mmbench_lib.models.openai_compat import OpenAICompatible
+from mmbench_lib.models import embedded
 
 
 def load_adapter(spec, device: str = "auto", dtype: str | None = None, scorer: str = "reference",
@@ -35,12 +37,11 @@ def load_adapter(spec, device: str = "auto", dtype: str | None = None, scorer: s
     if not isinstance(spec, str):
         return spec
     if spec.startswith("openai:"):
-        from .openai_compat import OpenAICompatible
 
         return OpenAICompatible(spec.partition(":")[2], **endpoint)
     if endpoint:
         raise ValueError(f"endpoint options {sorted(endpoint)} apply only to openai:<model> specs")
-    from .hf import HFCausalLM, ImageTextToText, pick_device, pick_dtype
+    from mmbench_lib.models.hf import HFCausalLM, ImageTextToText, pick_device, pick_dtype
 
     kind, _, target = spec.partition(":")
     if kind == "random":
@@ -51,7 +52,6 @@ def load_adapter(spec, device: str = "auto", dtype: str | None = None, scorer: s
     if kind == "smollm2":
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from . import embedded
 
         path = embedded.converted_dir()
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype).to(dev)
@@ -81,13 +81,13 @@ def load_adapter(spec, device: str = "auto", dtype: str | None = None, scorer: s
                 "model_class": type(model).__name__}
         return image_text_adapter(model, processor, target, info=info, **common)
     if kind == "tiny-llava":
-        from .tiny import tiny_llava
+        from mmbench_lib.models.tiny import tiny_llava
 
         model, processor = tiny_llava()
         info = {"model_id": "tiny random-weight LlavaForConditionalGeneration (tests only)"}
         return ImageTextToText(model.to(dev), processor, "tiny-llava", info=info, **common)
     if kind in TINY_FAMILIES:
-        from . import tiny
+        from mmbench_lib.models import tiny
 
         builder, kwargs = TINY_FAMILIES[kind]
         model, processor = getattr(tiny, builder)(**kwargs)
@@ -119,10 +119,10 @@ def image_text_adapter(model, processor, name, **kw):
     adapter where one is needed, else the generic ``ImageTextToText`` path."""
     config = model.config
     if getattr(config, "model_type", "") in ("blip-2", "instructblip") and not config.use_decoder_only_language_model:
-        from .encdec import Blip2EncoderDecoder
+        from mmbench_lib.models.encdec import Blip2EncoderDecoder
 
         kw["append_eos"] = True  # T5 convention: </s> is part of the scored target (spec 1.4)
         return Blip2EncoderDecoder(model, processor, name, **kw)
-    from .families import make_image_text_adapter
+    from mmbench_lib.models.families import make_image_text_adapter
 
     return make_image_text_adapter(model, processor, name, **kw)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import IMAGE, ChoiceScore, GenerateRequest, Generation, ScoreRequest
-from ..scoring import choice_scores
+from mmbench_lib.core.requests import IMAGE, ChoiceScore, GenerateRequest, Generation, ScoreRequest
+from mmbench_lib.scoring import choice_scores
 
 
 @dataclass

@@ -14,7 +14,7 @@ needs on top:
   ``rope_deltas`` the model keeps from its last prefill. The model's own fallback for a cached
   forward builds positions from the *full* attention mask while only the new tokens are fed, so
   the shared-prefix engine reads the delta after each prefix pass and gives the choice tokens
-  their positions explicitly (``mmbench_lib.engine``); tested against the reference scorer.
+  their positions explicitly (``mmbench_lib.scoring.engine``); tested against the reference scorer.
 - ``PaliGemma``: a prefix-LM. ``token_type_ids`` 0 marks the bidirectional prefix (image +
   prompt), 1 the causal suffix; a choice is a suffix, so its tokens get 1 (with 0 they would join
   the bidirectional block and the prefix would see the choice, a leak). No chat template and
@@ -29,8 +29,8 @@ Encoder-decoder BLIP-2 / InstructBLIP (T5) live in ``mmbench_lib.models.encdec``
 """
 from __future__ import annotations
 
-from .base import IMAGE
-from .hf import ImageTextToText
+from mmbench_lib.core.requests import IMAGE
+from mmbench_lib.models.hf import ImageTextToText
 
 
 class FamilyImageTextToText(ImageTextToText):

@@ -1,14 +1,14 @@
 """Transformers adapters: a text-only causal LM and image-text-to-text (LLaVA-style) models.
 
 Both are decoder-only: ``prepare`` builds the prefix inputs with the family's processor and
-chat template, the configured scorer (``mmbench_lib.scoring``) does the likelihood arithmetic.
+chat template, the configured scorer (``mmbench_lib.scoring.reference``) does the likelihood arithmetic.
 """
 from __future__ import annotations
 
 import torch
 
-from ..scoring import Prepared, get_scorer
-from .base import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, interleave
+from mmbench_lib.scoring import Prepared, get_scorer
+from mmbench_lib.core.requests import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, interleave
 
 
 def pick_device(device: str = "auto") -> str:
@@ -63,7 +63,7 @@ class DecoderOnlyAdapter:
         )
 
     def score_choices(self, requests: list[ScoreRequest]) -> list[list[ChoiceScore]]:
-        if hasattr(self.scorer, "score_many"):  # batches questions together (mmbench_lib.engine)
+        if hasattr(self.scorer, "score_many"):  # batches questions together (mmbench_lib.scoring.engine)
             return self.scorer.score_many(self.model, [self.prepare(r) for r in requests])
         return [self.scorer.score(self.model, self.prepare(r)) for r in requests]
 

@@ -18,7 +18,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-from .base import Generation, GenerateRequest, interleave
+from mmbench_lib.core.requests import Generation, GenerateRequest, interleave
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 import zlib
 
-from .base import ChoiceScore, Generation, GenerateRequest, ScoreRequest
+from mmbench_lib.core.requests import ChoiceScore, Generation, GenerateRequest, ScoreRequest
 
 
 class RandomChoice:

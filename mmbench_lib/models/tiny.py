@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from . import embedded
+from mmbench_lib.models import embedded
 
 #: LLaVA-1.5's conversation format, with images and text kept in their given order
 LLAVA_CHAT_TEMPLATE = (

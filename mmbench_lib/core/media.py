@@ -1,0 +1,52 @@
+"""Open an item's images, frames and video; a broken file becomes a ``MediaError`` naming the
+item and the field, so the run marks that one item and goes on."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image
+
+from mmbench_lib.core.items import Item
+from mmbench_lib.core.video import read_video_frames
+
+
+class MediaError(RuntimeError):
+    def __init__(self, item_id: str, field: str, message: str):
+        super().__init__(f"item {item_id!r}, field {field!r}: {message}")
+        self.item_id, self.field = item_id, field
+
+
+def open_image(path: str, item_id: str, field: str) -> Image.Image:
+    if not Path(path).is_file():
+        raise MediaError(item_id, field, f"image file not found: {path}")
+    try:
+        with Image.open(path) as im:
+            return im.convert("RGB")
+    except Exception as e:  # PIL raises several types for corrupt files
+        raise MediaError(item_id, field, f"unreadable image {path}: {e}") from None
+
+
+def check_media(item: Item) -> None:
+    """Cheap checks every model needs (the blind baseline too, so all models score the same items)."""
+    if item.meta.get("media_error"):
+        field, _, msg = item.meta["media_error"].partition(": ")
+        raise MediaError(item.id, field, msg)
+    for field, paths in (("images", item.images), ("frames", item.frames), ("choice_images", item.choice_images)):
+        for p in paths:
+            if not Path(p).is_file():
+                raise MediaError(item.id, field, f"file not found: {p}")
+    if item.video is not None and not Path(item.video.path).is_file():
+        raise MediaError(item.id, "video", f"video file not found: {item.video.path}")
+
+
+def load_visual_inputs(item: Item) -> list[Image.Image]:
+    """The images a model sees for this item, in order: images, then frames (or decoded video)."""
+    check_media(item)
+    out = [open_image(p, item.id, "images") for p in item.images]
+    out += [open_image(p, item.id, "frames") for p in item.frames]
+    if item.video is not None and not item.frames:
+        try:
+            out += read_video_frames(item.video.path, item.video.rule, item.video.segment, item.video.num_frames)
+        except Exception as e:
+            raise MediaError(item.id, "video", f"cannot decode {item.video.path}: {e}") from None
+    return out

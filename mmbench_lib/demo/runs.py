@@ -1,0 +1,52 @@
+"""Runs on the demo sets that the figure notebooks and the error-analysis notebook show as "ours".
+
+Reporting modules read runs; this module makes them (it sits above the reporting layers)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from mmbench_lib.demo import ensure_demo
+from mmbench_lib.pipeline import generation as generate
+from mmbench_lib.pipeline import runs as runs_mod
+
+
+#: what :func:`demo_runs` runs: ranking models for SEED, baselines for MMMU / CMMMU
+DEMO_RUNS = {"seed": ["smollm2", "random"], "seed2": ["smollm2", "random"],
+             "mmmu": ["random", "frequent"], "cmmmu": ["random", "frequent"]}
+
+
+def demo_runs(benchmarks: Sequence[str], data_dir="data/demo", run_id: str = "demo_runs",
+              progress: bool = False) -> list[Path]:
+    """Run folders of the demo sets (built if missing) to show as our rows: SmolLM2 (text only,
+    ``seed1-ppl``, summed log-likelihood) and Random Choice on SEED v1 and SEED-2 (level L3, so
+    Part-3 is N/A for models that do not output images), the Random and Frequent Choice baselines
+    on the MMMU and CMMMU validation splits. A second call resumes: nothing is scored twice."""
+    data = ensure_demo(data_dir)
+    root = runs_mod.run_dir(run_id)
+    out = []
+    for bench in benchmarks:
+        for model in DEMO_RUNS[bench]:
+            folder = root / f"{bench}__{model}"
+            params = {"demo": True, "benchmark": bench, "model": model}
+            if bench in ("seed", "seed2"):
+                args = runs_mod.demo_args(bench, data, level="L3")
+                runs_mod.evaluate_ranking(bench, args, model, folder, recipe="seed1-ppl", reduction="sum",
+                                          scorer="shared-prefix", parameters=params, progress=progress)
+            else:
+                source = data[bench]["source" if bench == "mmmu" else "root"]
+                generate.evaluate_generation(bench, source, folder, model=model, baseline=model,
+                                             split="validation" if bench == "mmmu" else "val",
+                                             parameters=params, progress=progress)
+            out.append(folder)
+    return out
+
+
+
+def demo_run(data_dir="data/demo", seed: int = 0):
+    """``outputs/error_analysis_demo``: the MMMU demo validation split answered by the Random Choice
+    baseline, parsed by the official rules: a run with wrong items to analyse."""
+    out = runs_mod.run_dir("error_analysis_demo")
+    generate.evaluate_generation("mmmu", ensure_demo(data_dir)["mmmu"]["source"], out, model="random",
+                                 baseline="random", split="validation", seed=seed, progress=False)
+    return out

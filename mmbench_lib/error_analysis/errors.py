@@ -1,0 +1,538 @@
+"""Error analysis as MMMU §5 and CMMMU §4.3 did it: sample wrong answers, tag each with a cause.
+
+MMMU sampled 150 GPT-4V errors at random and sorted them by hand into perceptual errors, lack of
+knowledge, reasoning errors, textual understanding, rejection to answer, annotation error and answer
+extraction error (Fig. 6); CMMMU did the same for 141 GPT-4V errors (Fig. 4). This module gives
+
+* :func:`load_cases` -- one record per item of a run (ranking rows of ``predictions.jsonl`` or the
+  scored generation rows of ``scored.jsonl``), joined with the benchmark item when it can be loaded
+  (question, options, images) and tolerant of missing fields;
+* :func:`sample_errors` -- a seeded random sample of N wrong items, optionally stratified, saved with
+  the run as ``<run>/error_sample.json`` (:func:`sample_for_run` reuses a saved one);
+* :func:`auto_tags` -- automatic suggestions (answer-extraction failure, rejection in English or
+  Chinese, truncated response, empty response); they live in their own CSV columns and never
+  overwrite a human tag;
+* :class:`Annotations` -- ``annotations/<run-id>.csv`` rows keyed by (benchmark, sample_id, model,
+  run_id), written atomically (temp file + ``os.replace``) on every change;
+* :func:`distribution`, :func:`compare_published`, :func:`breakdown`, :func:`figure` -- the category
+  distribution next to the papers' and the errors by subject/dimension, difficulty and image type.
+
+The interactive case browser is :mod:`mmbench_lib.error_analysis.browser`.
+"""
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import json
+import math
+import os
+import random
+import re
+import tempfile
+from collections import Counter, OrderedDict
+from pathlib import Path
+
+from mmbench_lib.core import manifest
+from mmbench_lib.core.store import read_jsonl, write_json_atomic
+from mmbench_lib import published
+from mmbench_lib.pipeline import generation as generate
+
+__all__ = [
+    "CATEGORIES", "AUTO_TAGS", "PUBLISHED", "SAMPLE_FILE", "load_cases", "wrong_cases", "sample_errors",
+    "save_sample", "load_sample", "sample_for_run", "auto_tags", "suggested_category", "is_refusal",
+    "Annotations", "annotations_path", "run_id_of", "distribution", "compare_published", "breakdown",
+    "figure", "summary_html", "resolve_placeholders",
+]
+
+#: the papers' categories (MMMU Fig. 6 names; CMMMU Fig. 4 uses the same seven), plus "other"
+CATEGORIES = (
+    "perceptual error", "lack of knowledge", "reasoning error", "textual understanding",
+    "rejection to answer", "annotation error", "answer extraction error", "other",
+)
+#: automatic tags and the category each suggests
+AUTO_TAGS = OrderedDict([
+    ("empty response", "answer extraction error"),
+    ("answer extraction failure", "answer extraction error"),
+    ("rejection", "rejection to answer"),
+    ("truncated response", "answer extraction error"),
+])
+#: published tables (``mmbench_lib.published``) and how their category names map to ours
+PUBLISHED = OrderedDict([
+    ("MMMU Fig. 6 (GPT-4V, 150 errors)", "mmmu_fig6_errors"),
+    ("CMMMU Fig. 4 (GPT-4V, 141 errors)", "cmmmu_fig4_errors"),
+])
+_PUBLISHED_NAMES = {
+    "perceptual errors": "perceptual error", "lack of knowledge": "lack of knowledge",
+    "reasoning errors": "reasoning error", "textual understanding error": "textual understanding",
+    "text comprehension errors": "textual understanding", "rejection to answer": "rejection to answer",
+    "rejection": "rejection to answer", "annotation error": "annotation error", "annotation errors": "annotation error",
+    "answer extraction error": "answer extraction error", "answer extraction errors": "answer extraction error",
+}
+SAMPLE_FILE = "error_sample.json"
+
+REFUSALS_EN = (
+    r"\bI cannot\b", r"\bI can ?not\b", r"\bI can't\b", r"\bI can’t\b", r"\bI'm sorry\b", r"\bI’m sorry\b",
+    r"\bI am sorry\b", r"\bsorry\b", r"\bI am unable\b", r"\bI'm unable\b", r"\bunable to (?:determine|answer|provide)",
+    r"\bI do not have enough\b", r"\bI don't have enough\b", r"\bnot possible to (?:determine|tell|answer)",
+    r"\bcannot be determined\b", r"\bI apologi[sz]e\b", r"\bAs an AI\b", r"\bI won't\b", r"\bI will not\b",
+)
+REFUSALS_ZH = ("无法", "不能确定", "抱歉", "对不起", "不确定", "无法确定", "不能回答", "无法回答", "作为一个人工智能", "很遗憾")
+_REFUSAL_RE = re.compile("|".join(REFUSALS_EN), re.I)
+
+
+# --------------------------------------------------------------------------------------------- cases
+
+def _first(row: dict, *keys, default=None):
+    for k in keys:
+        v = row.get(k)
+        if v is not None:
+            return v
+    return default
+
+
+def _load_items(run_dir: Path, benchmark: str | None, man: dict) -> dict:
+    """The run's items by id, loaded from what its manifest recorded; ``{}`` when that fails."""
+    try:
+        if benchmark in ("mmmu", "cmmmu") and man.get("source"):
+            items = generate.load_items(benchmark, man["source"], man.get("split") or "validation", man.get("subjects"))
+        elif benchmark and man.get("data"):
+            from mmbench_lib.pipeline.runs import load_items
+
+            import ast
+
+            data = {k: (ast.literal_eval(v) if isinstance(v, str) and v[:1] in "{[" else v)  # dicts stored as str()
+                    for k, v in man["data"].items()}
+            items = load_items(benchmark, data)
+        else:
+            return {}
+    except Exception:  # noqa: BLE001 - data moved or not installed here: show the rows without items
+        return {}
+    return {it.id: it for it in items}
+
+
+def load_cases(run_dir, with_items: bool = True) -> list[dict]:
+    """One record per stored item of a run, in file order.
+
+    Reads ``scored.jsonl`` (generation runs: raw ``response``, ``parsed_pred``, ``fallback``, ``mode``,
+    ``truncated``) when present, else every ``predictions*.jsonl`` (ranking runs: ``prediction``,
+    per-choice ``scores``). Fields missing from a row are ``None``. With ``with_items`` each record
+    carries its :class:`~mmbench_lib.core.items.Item` as ``item`` (``None`` when the data is not found).
+    """
+    run_dir = Path(run_dir)
+    scored = run_dir / "scored.jsonl"
+    files = [scored] if scored.is_file() else sorted(run_dir.glob("predictions*.jsonl"))
+    if not files:
+        raise FileNotFoundError(f"{run_dir}: no scored.jsonl or predictions*.jsonl; is this a run folder?")
+    rows: dict[str, dict] = OrderedDict()
+    for f in files:
+        for r in read_jsonl(f)[0]:
+            rows[str(r["id"])] = r
+    man = {}
+    for m in sorted(run_dir.glob("manifest*.json")):
+        try:
+            man = {**json.loads(m.read_text(encoding="utf-8")), **man}
+        except ValueError:
+            pass
+    benchmark = man.get("benchmark") or next((r.get("benchmark") for r in rows.values() if r.get("benchmark")), None)
+    model = man.get("model") or {}
+    model_name = (model.get("name") or model.get("adapter") or "") if isinstance(model, dict) else str(model)
+    items = _load_items(run_dir, benchmark, man) if with_items else {}
+    cases = []
+    for sid, r in rows.items():
+        it = items.get(sid)
+        image_type = _first(r, "image_type", default=None)
+        if image_type is None and it is not None:
+            image_type = list(it.image_type)
+        if isinstance(image_type, str):
+            image_type = [image_type]
+        response = r.get("response")
+        cases.append({
+            "id": sid,
+            "benchmark": r.get("benchmark") or benchmark or "",
+            "model": model_name,
+            "subject": _first(r, "subject", "dimension", default=getattr(it, "dimension", "") or ""),
+            "group": _first(r, "discipline", "group", default=getattr(it, "group", "") or ""),
+            "difficulty": _first(r, "difficulty", default=getattr(it, "difficulty", None)),
+            "image_type": list(image_type or []),
+            "question_type": _first(r, "question_type", default=getattr(it, "question_type", None)),
+            "answer": r.get("answer", getattr(it, "answer", None)),
+            "prediction": _first(r, "parsed_pred", "prediction"),
+            "response": response,
+            "fallback": r.get("fallback"),
+            "mode": _first(r, "mode", "parse_mode"),
+            "truncated": r.get("truncated"),
+            "scores": r.get("scores"),
+            "status": r.get("status", "ok"),
+            "error": r.get("error"),
+            "correct": r.get("correct"),
+            "item": it,
+        })
+    return cases
+
+
+def wrong_cases(cases: list[dict]) -> list[dict]:
+    """Items answered and scored wrong (failed and unscored items are not errors of the model)."""
+    return [c for c in cases if c.get("status", "ok") == "ok" and c.get("correct") is False]
+
+
+def _key(case: dict, by: str | None) -> str:
+    if not by:
+        return ""
+    v = case.get({"dimension": "subject", "discipline": "group"}.get(by, by))
+    if isinstance(v, list):
+        v = ", ".join(map(str, v))
+    return "" if v is None else str(v)
+
+
+def sample_errors(cases: list[dict], n: int, stratify_by: str | None = None, seed: int = 0) -> list[str]:
+    """Ids of a seeded random sample of ``n`` wrong items (all of them when fewer).
+
+    ``stratify_by`` (``"subject"``/``"dimension"``, ``"group"``, ``"difficulty"``, ...) allocates the
+    sample to strata in proportion to their number of errors (largest remainder, ties to the larger
+    stratum, then by name), then draws within each stratum. The same cases, ``n`` and ``seed``
+    always give the same ids, in a stable order (strata sorted, sample order within).
+    """
+    wrong = [c for c in wrong_cases(cases)] if any("correct" in c for c in cases) else list(cases)
+    n = min(int(n), len(wrong))
+    rng = random.Random(seed)
+    if not stratify_by:
+        return [c["id"] for c in rng.sample(wrong, n)]
+    strata: dict[str, list[dict]] = {}
+    for c in wrong:
+        strata.setdefault(_key(c, stratify_by), []).append(c)
+    total = len(wrong)
+    quota = {k: n * len(v) / total for k, v in strata.items()}
+    alloc = {k: math.floor(q) for k, q in quota.items()}
+    left = n - sum(alloc.values())
+    for k in sorted(strata, key=lambda k: (-(quota[k] - alloc[k]), -len(strata[k]), k))[:left]:
+        alloc[k] += 1
+    ids = []
+    for k in sorted(strata):
+        ids += [c["id"] for c in rng.sample(strata[k], alloc[k])]
+    return ids
+
+
+def save_sample(run_dir, ids: list[str], n: int, stratify_by: str | None, seed: int, population: int) -> Path:
+    path = Path(run_dir) / SAMPLE_FILE
+    write_json_atomic(path, {"created": manifest.now(), "n": n, "stratify_by": stratify_by or None, "seed": seed,
+                             "population_wrong": population, "ids": ids})
+    return path
+
+
+def load_sample(run_dir) -> dict | None:
+    path = Path(run_dir) / SAMPLE_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def sample_for_run(run_dir, cases: list[dict], n: int, stratify_by: str | None = None, seed: int = 0) -> list[str]:
+    """The run's saved sample when it was drawn with the same ``n``, ``stratify_by`` and ``seed``;
+    otherwise a fresh one, saved as ``<run>/error_sample.json``."""
+    saved = load_sample(run_dir)
+    if saved and (saved.get("n"), saved.get("stratify_by") or None, saved.get("seed")) == (n, stratify_by or None, seed):
+        known = {c["id"] for c in cases}
+        if all(i in known for i in saved["ids"]):
+            return list(saved["ids"])
+    ids = sample_errors(cases, n, stratify_by, seed)
+    save_sample(run_dir, ids, n, stratify_by, seed, len(wrong_cases(cases)))
+    return ids
+
+
+# --------------------------------------------------------------------------------------------- automatic tags
+
+def is_refusal(text) -> bool:
+    """A refusal or a "cannot tell" answer, in English or Chinese."""
+    if not isinstance(text, str) or not text.strip():
+        return False
+    return bool(_REFUSAL_RE.search(text)) or any(p in text for p in REFUSALS_ZH)
+
+
+def auto_tags(case: dict) -> list[str]:
+    """Automatic tags of one case (generation rows; ranking rows have no response and get none).
+
+    * ``empty response``: the response is empty or blank;
+    * ``answer extraction failure``: the parser fell back (``fallback``), or found no answer
+      (``parsed_pred`` empty, or parse mode ``none``/``random``/``empty``);
+    * ``rejection``: refusal phrases ("I cannot", "I'm sorry", "无法", "不能确定", "抱歉", ...);
+    * ``truncated response``: generation stopped at ``max_new_tokens``.
+    """
+    tags = []
+    response = case.get("response")
+    ranked = case.get("scores") is not None or str(case.get("benchmark") or "").startswith("seed")
+    if "response" not in case or ranked:  # a ranking row: nothing was generated
+        return ["truncated response"] if case.get("truncated") else []
+    text = response if isinstance(response, str) else ("" if response is None else str(response))
+    if not text.strip():
+        tags.append("empty response")
+    pred = case["parsed_pred"] if "parsed_pred" in case else case.get("prediction")
+    if isinstance(pred, (list, tuple)):
+        pred = [p for p in pred if str(p).strip()]
+    no_pred = pred is None or (isinstance(pred, (str, list)) and len(pred) == 0)
+    if case.get("fallback") or str(case.get("mode") or "") in ("none", "random", "empty") or no_pred:
+        tags.append("answer extraction failure")
+    if is_refusal(text):
+        tags.append("rejection")
+    if case.get("truncated"):
+        tags.append("truncated response")
+    return tags
+
+
+def suggested_category(tags: list[str]) -> str:
+    """The category the automatic tags point to (rejection first), ``""`` without tags."""
+    if "rejection" in tags:
+        return "rejection to answer"
+    for t in tags:
+        return AUTO_TAGS.get(t, "")
+    return ""
+
+
+# --------------------------------------------------------------------------------------------- annotations
+
+FIELDS = ["benchmark", "sample_id", "model", "run_id", "subject", "difficulty", "image_type", "category", "note",
+          "annotator", "timestamp", "auto_tags", "auto_category"]
+KEY = ("benchmark", "sample_id", "model", "run_id")
+
+
+def run_id_of(run_dir) -> str:
+    return Path(run_dir).resolve().name
+
+
+def annotations_path(run_id: str, annotations_dir="annotations") -> Path:
+    """``<annotations_dir>/<run-id>.csv``; a relative folder is taken from the repository root."""
+    return manifest.resolve(annotations_dir) / f"{run_id}.csv"
+
+
+class Annotations:
+    """Human tags (``category``, ``note``) and automatic ones (``auto_tags``, ``auto_category``) of one run,
+    keyed by (benchmark, sample_id, model, run_id). Every :meth:`upsert` rewrites the CSV atomically."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.rows: dict[tuple, dict] = OrderedDict()
+        if self.path.is_file():
+            with open(self.path, newline="", encoding="utf-8") as f:
+                for r in csv.DictReader(f):
+                    row = {k: r.get(k) or "" for k in FIELDS}
+                    self.rows[tuple(row[k] for k in KEY)] = row
+
+    def get(self, key: tuple) -> dict | None:
+        return self.rows.get(tuple(str(k) for k in key))
+
+    def upsert(self, row: dict, write: bool = True) -> dict:
+        key = tuple(str(row.get(k, "")) for k in KEY)
+        old = self.rows.get(key, {})
+        new = {k: "" for k in FIELDS}
+        new.update(old)
+        new.update({k: ("" if v is None else str(v)) for k, v in row.items() if k in FIELDS})
+        self.rows[key] = new
+        if write:
+            self.write()
+        return new
+
+    def write(self) -> Path:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
+                w = csv.DictWriter(f, fieldnames=FIELDS)
+                w.writeheader()
+                w.writerows(self.rows.values())
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return self.path
+
+    def frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(list(self.rows.values()), columns=FIELDS)
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --------------------------------------------------------------------------------------------- display helpers
+
+_PLACEHOLDER = re.compile(r'<image (\d+)>|<img="[^"]*">|<图片 ?(\d+)>')
+
+
+def resolve_placeholders(question: str, item=None, html: bool = True) -> str:
+    """The question with its image placeholders replaced by ``[image k]`` labels matching the
+    thumbnails (MMMU ``<image k>``, CMMMU ``<img="...">``, SEED-2's ``image_marker`` such as ``<img>``)."""
+    import html as _html
+
+    q = question or ""
+    counter = {"k": 0}
+    tags = list((getattr(item, "meta", None) or {}).get("image_tags") or [])
+
+    def label(k) -> str:
+        return f"\x00[image {k}]\x01"
+
+    def repl(m):
+        if m.group(1):
+            return label(m.group(1))
+        if m.group(2):
+            return label(m.group(2))
+        tag = m.group(0)
+        k = tags.index(tag) + 1 if tag in tags else None
+        if k is None:
+            counter["k"] += 1
+            k = counter["k"]
+        return label(k)
+
+    q = _PLACEHOLDER.sub(repl, q)
+    marker = getattr(item, "image_marker", "") if item is not None else ""
+    if marker and marker in q:
+        parts = q.split(marker)
+        q = parts[0] + "".join(label(i) + p for i, p in enumerate(parts[1:], start=1))
+    if not html:
+        return q.replace("\x00", "").replace("\x01", "")
+    return _html.escape(q).replace("\x00", "<b>").replace("\x01", "</b>").replace("\n", "<br>")
+
+
+# --------------------------------------------------------------------------------------------- distributions
+
+def _effective(df):
+    """Human category where given, else the automatic suggestion; ``source`` says which."""
+    import pandas as pd
+
+    df = df.copy()
+    for c in ("category", "auto_category"):
+        if c not in df:
+            df[c] = ""
+        df[c] = df[c].fillna("").astype(str)
+    df["effective"] = df["category"].where(df["category"] != "", df["auto_category"])
+    df["source"] = ["human" if h else ("automatic" if a else "") for h, a in zip(df["category"], df["auto_category"])]
+    return df[df["effective"] != ""] if len(df) else pd.DataFrame(columns=list(df.columns))
+
+
+def distribution(tags, use_auto: bool = True):
+    """Percent of tagged cases per category (``CATEGORIES`` order) from an annotations frame
+    (columns ``category`` and ``auto_category``); automatic suggestions count where no human tag is."""
+    import pandas as pd
+
+    df = _effective(tags) if use_auto else tags[tags["category"].fillna("") != ""].assign(effective=lambda d: d["category"])
+    counts = Counter(df["effective"]) if len(df) else Counter()
+    n = sum(counts.values())
+    return pd.DataFrame({"category": list(CATEGORIES), "n": [counts.get(c, 0) for c in CATEGORIES],
+                         "percent": [100 * counts.get(c, 0) / n if n else 0.0 for c in CATEGORIES]})
+
+
+def compare_published(ours=None, label: str = "this run"):
+    """Category percentages: ours (a :func:`distribution` frame) beside MMMU Fig. 6 and CMMMU Fig. 4."""
+    import pandas as pd
+
+
+    table = pd.DataFrame({"category": list(CATEGORIES)})
+    if ours is not None:
+        table[label] = list(ours.set_index("category").reindex(CATEGORIES)["percent"].fillna(0.0))
+    for name, key in PUBLISHED.items():
+        pub = published.load(key)
+        mapped = {_PUBLISHED_NAMES[str(c).strip().lower()]: float(p) for c, p in zip(pub["category"], pub["percent"])}
+        table[name] = [mapped.get(c, 0.0) for c in CATEGORIES]
+    return table
+
+
+def breakdown(cases: list[dict], by: str):
+    """Errors per value of ``by`` (``subject``, ``difficulty``, ``image_type``, ...) over all scored
+    items of the run: ``n`` items, ``wrong``, ``error_rate`` (%). Image types count once per type."""
+    import pandas as pd
+
+    tally: dict[str, list[int]] = OrderedDict()
+    for c in cases:
+        if c.get("correct") is None:
+            continue
+        vals = c.get(by)
+        vals = vals if isinstance(vals, list) else [vals]
+        for v in vals or ["(none)"]:
+            k = "(none)" if v in (None, "") else str(v)
+            t = tally.setdefault(k, [0, 0])
+            t[0] += 1
+            t[1] += not c["correct"]
+    df = pd.DataFrame([{by: k, "n": n, "wrong": w, "error_rate": 100 * w / n} for k, (n, w) in tally.items()])
+    return df.sort_values(["wrong", by], ascending=[False, True]).reset_index(drop=True) if len(df) else df
+
+
+def figure(comparison, breakdowns: dict | None = None, title: str = ""):
+    """Left: category distribution (grouped bars, one per source). Right: one panel per breakdown
+    (wrong / all items per value)."""
+    import matplotlib.pyplot as plt
+
+    breakdowns = {k: v for k, v in (breakdowns or {}).items() if v is not None and len(v)}
+    panels = 1 + len(breakdowns)
+    ncols = min(panels, 2)
+    nrows = math.ceil(panels / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(6.5 * ncols, 4.6 * nrows), squeeze=False)
+    axes = [a for row in axes for a in row]
+    for a in axes[panels:]:
+        a.set_visible(False)
+    ax = axes[0]
+    sources = [c for c in comparison.columns if c != "category"]
+    h = 0.8 / max(len(sources), 1)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, s in enumerate(sources):
+        ys = [k + (i - (len(sources) - 1) / 2) * h for k in range(len(comparison))]
+        ax.barh(ys, comparison[s], height=h, label=s, color=colors[i % len(colors)])
+    ax.set_yticks(range(len(comparison)), comparison["category"])
+    ax.invert_yaxis()
+    ax.set_xlabel("share of analysed errors (%)")
+    ax.set_title("error categories")
+    ax.legend(fontsize=7, loc="lower right")
+    for j, (by, df) in enumerate(breakdowns.items(), start=1):
+        ax = axes[j]
+        df = df.head(12)
+        ys = range(len(df))
+        ax.barh(ys, df["n"], color="#dddddd", label="items")
+        ax.barh(ys, df["wrong"], color="#d62728", label="wrong")
+        ax.set_yticks(list(ys), [str(v)[:22] for v in df[by]], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel("items")
+        ax.set_title(f"errors by {by.replace('_', ' ')}")
+        ax.legend(fontsize=7, loc="lower right")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def summary_html(cases: list[dict], tags=None, limit: int = 12) -> str:
+    """Static fallback of the browser: category counts (human and automatic) and a grid of the first
+    ``limit`` sampled errors with question, gold, prediction and tags."""
+    import html as _html
+
+    by_id = {}
+    if tags is not None and len(tags):
+        for r in tags.to_dict("records"):
+            by_id[str(r["sample_id"])] = r
+    human = Counter(r.get("category") for r in by_id.values() if r.get("category"))
+    auto = Counter()
+    for c in cases:
+        cat = by_id.get(c["id"], {}).get("auto_category") or suggested_category(auto_tags(c))
+        if cat:
+            auto[cat] += 1
+    rows = "".join(f"<tr><td>{_html.escape(c)}</td><td>{human.get(c, 0)}</td><td>{auto.get(c, 0)}</td></tr>" for c in CATEGORIES)
+    out = [f"<p><b>{len(cases)}</b> sampled errors, <b>{sum(human.values())}</b> tagged by hand.</p>",
+           "<table><tr><th>category</th><th>human</th><th>automatic suggestion</th></tr>", rows, "</table>",
+           "<div style='display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:8px;margin-top:8px'>"]
+    for c in cases[:limit]:
+        it = c.get("item")
+        q = resolve_placeholders(getattr(it, "question", "") or "", it)
+        t = by_id.get(c["id"], {})
+        tag = t.get("category") or ""
+        sug = ", ".join(auto_tags(c))
+        resp = c.get("response")
+        out.append(
+            "<div style='border:1px solid #ccc;padding:6px;font-size:12px'>"
+            f"<div><b>{_html.escape(c['id'])}</b> · {_html.escape(str(c.get('subject') or ''))}</div>"
+            f"<div style='max-height:6em;overflow:hidden'>{q}</div>"
+            f"<div>gold <b>{_html.escape(str(c.get('answer')))}</b> · predicted <b>{_html.escape(str(c.get('prediction')))}</b></div>"
+            + (f"<div>response: <code>{_html.escape(str(resp)[:120])}</code></div>" if resp is not None else "")
+            + (f"<div>tag: <b>{_html.escape(tag)}</b></div>" if tag else "")
+            + (f"<div><i>automatic: {_html.escape(sug)}</i></div>" if sug else "")
+            + "</div>")
+    out.append("</div>")
+    return "".join(out)

@@ -1,0 +1,788 @@
+"""The papers' tables and figures, rebuilt from the transcribed published results
+(:mod:`mmbench_lib.published`), with the user's own runs added as rows marked ``source="ours"``.
+
+* SEED-Bench-2: Table 2 (:func:`seed2_table2`) and the Fig. 5 rank heat-map (:func:`rank_heatmap`).
+* SEED-Bench v1: Table 3 (:func:`seed1_table3`), the Fig. 5 per-dimension leaderboards
+  (:func:`seed1_leaderboards`) and the Fig. 6 rank heat-map (:func:`seed1_rank_frame`).
+* MMMU: Table 2 (disciplines), Tables 4-9 (subjects), Table 3 (difficulty), Table 12 (image types, as a bar chart),
+  Fig. 6 (GPT-4V error distribution); CMMMU: Tables 4-6 and Fig. 4.
+
+Our rows are recomputed from the run's item rows (``predictions.jsonl`` / ``scored.jsonl``) by
+:mod:`mmbench_lib.paper.ours`, each with a 95% clustered bootstrap interval (``<col>_ci_low/high``) and,
+in the ranked tables and heat-maps, a rank interval (``<rank col>_low/high``). Published rows carry
+no item-level data: they get no interval, and the figures say so.
+
+Ranks are standard competition ranks (:func:`mmbench_lib.published.competition_rank`) recomputed
+over every row present (published and ours); the ranks printed in the papers are kept beside
+them as ``<col>_rank_printed``. Our values are rounded to the paper's print precision before
+ranking, so that a tie with a printed value is a tie.
+"""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg", force=False)
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from mmbench_lib.core import manifest
+from mmbench_lib import published
+from mmbench_lib.paper import ours as ours_mod
+from mmbench_lib.pipeline import runs as runs_mod  # noqa: E402
+from mmbench_lib.tasks import seed1 as seed1_mod, seed2 as seed2_mod  # noqa: E402
+from mmbench_lib.paper.ours import Column, dims, every, field_in, has_tag  # noqa: E402
+from mmbench_lib.tasks import mmmu as mmmu_mod
+from mmbench_lib.core.uncertainty import compare_runs
+from mmbench_lib.analysis import plots
+
+OURS_COLOR = "#c0392b"
+PAPER = "paper"
+OURS = "ours"
+
+# --------------------------------------------------------------------------- our runs
+SEED2_LEVELS = [  # (column prefix in seed2_table2, metrics group, label in the paper)
+    ("l1", "L1", "L1"),
+    ("part2", "Part-2 (Interleaved)", "Part-2"),
+    ("l2", "L2", "L2"),
+    ("part3", "Part-3 (Image output)", "Part-3"),
+    ("l3", "L3", "L3"),
+]
+SEED1_GROUPS = [("spatial", "Image", "Spatial"), ("temporal", "Video", "Temporal"), ("overall", "All", "Overall")]
+MMMU_DISCIPLINES = {  # column of mmmu_table2 / cmmmu_table4 -> discipline names (MMMU, CMMMU in English)
+    "art_design": ("Art and Design", "Art & Design"), "business": ("Business",), "science": ("Science",),
+    "health_medicine": ("Health and Medicine", "Health & Medicine"),
+    "humanities_social_sci": ("Humanities and Social Science", "Humanities & Social Sciences"),
+    "tech_engineering": ("Tech and Engineering", "Technology & Engineering"),
+}
+DIFFICULTY_COLUMNS = {  # MMMU topic_difficulty / CMMMU difficulty_level
+    "easy": Column("easy", field_in("difficulty", ["Easy", "easy"])),
+    "medium": Column("medium", field_in("difficulty", ["Medium", "medium", "middle"])),
+    "hard": Column("hard", field_in("difficulty", ["Hard", "hard"])),
+    "overall": Column("overall", every),
+}
+QUESTION_TYPE_COLUMNS = {
+    "multiple_choice": Column("multiple_choice", field_in("question_type", ["multiple-choice"])),
+    "fill_in_the_blank": Column("fill_in_the_blank", field_in("question_type", ["fill-in-the-blank"])),
+    "true_or_false": Column("true_or_false", field_in("question_type", ["true-false"])),
+    "overall": Column("overall", every),
+}
+
+
+def seed2_columns() -> dict[str, Column]:
+    """Table 2's averages: plain means of dimension accuracies (source note)."""
+    return {f"{p}_acc": Column(f"{p}_acc", dims(seed2_mod.GROUPS[g]), "dim_mean") for p, g, _ in SEED2_LEVELS}
+
+
+def seed1_columns(average: str = "micro") -> dict[str, Column]:
+    return {f"{p}_acc": Column(f"{p}_acc", dims(seed1_mod.GROUPS[g]), average) for p, g, _ in SEED1_GROUPS}
+
+
+def resolve_run(path) -> Path:
+    """A run folder: absolute as given, else under ``outputs/`` (``MMBENCH_OUTPUTS``), else from the repo root."""
+    p = Path(path).expanduser()
+    if p.is_absolute():
+        return p
+    under_outputs = runs_mod.outputs_root() / p
+    return under_outputs if under_outputs.exists() else manifest.resolve(p)
+
+
+def load_run(path) -> dict:
+    """``{"folder", "metrics", "manifest", "label"}`` of a run folder holding ``metrics.json``."""
+    folder = resolve_run(path)
+    mfile = folder / "metrics.json"
+    if not mfile.is_file():
+        raise FileNotFoundError(f"no metrics.json in run folder {folder}")
+    metrics = json.loads(mfile.read_text(encoding="utf-8"))
+    man = folder / "manifest.json"
+    man = json.loads(man.read_text(encoding="utf-8")) if man.is_file() else {}
+    model = metrics.get("model") or "model"
+    if "baseline" in metrics:  # a generation run (MMMU / CMMMU)
+        base = metrics["baseline"]
+        model = {"random": "Random Choice", "frequent": "Frequent Choice"}.get(base, metrics.get("label") or model)
+        how = "baseline" if base in ("random", "frequent") else f"greedy, max {metrics.get('max_new_tokens')} tokens"
+        if base == "ocr":
+            how += ", OCR"
+    else:
+        model = {"random": "Random Choice"}.get(model, model)
+        recipe = metrics.get("recipe") or "?"
+        reduction = metrics.get("reduction")
+        how = f"{recipe}, {reduction}" if reduction else recipe
+    if (man.get("parameters") or {}).get("demo"):
+        how += ", demo data"
+    key = run_key(folder)
+    return {"folder": folder, "key": key, "metrics": metrics, "manifest": man, "label": f"{model} [{how}] (ours)"}
+
+
+def run_key(folder) -> str:
+    """How a table names a run: its path under ``outputs/`` (``<run id>/<sub run>``), else the full path,
+    so that two runs with the same folder name in different run ids stay apart."""
+    folder = Path(folder).resolve()
+    try:
+        return str(folder.relative_to(runs_mod.outputs_root().resolve()))
+    except ValueError:
+        return str(folder)
+
+
+def _as_runs(runs) -> list[dict]:
+    out = []
+    for r in runs or []:
+        out.append(r if isinstance(r, dict) and "metrics" in r else load_run(r))
+    keys = [(_benchmark(r), r["label"]) for r in out]
+    for r, key in zip(out, keys):  # the same model+recipe twice on one benchmark: tell the rows apart by folder
+        if keys.count(key) > 1:
+            r["label"] = f"{r['label']} {r['key']}"
+    return out
+
+
+def _benchmark(run: dict) -> str:
+    b = run["metrics"].get("benchmark") or run["manifest"].get("benchmark") or ""
+    return {"seed1": "seed"}.get(b, b)
+
+
+def _ours_rows(runs, benchmarks: Iterable[str], columns: dict[str, Column], decimals: int) -> list[dict]:
+    """One row per run of ``benchmarks``: each column recomputed from the run's item rows, at the
+    paper's print precision (so that a tie with a printed value is a tie)."""
+    rows = []
+    for r in _as_runs(runs):
+        if _benchmark(r) not in set(benchmarks):
+            continue
+        row = {"model": r["label"], "source": OURS, "recipe": r["metrics"].get("recipe"),
+               "reduction": r["metrics"].get("reduction"), "run": r["key"]}
+        for col, v in ours_mod.point_values(r, columns).items():
+            row[col] = round(v, decimals) if not math.isnan(v) else math.nan
+        rows.append(row)
+    return rows
+
+
+def _with_ours(pub: pd.DataFrame, ours: list[dict]) -> pd.DataFrame:
+    df = pub.copy()
+    df.insert(len(df.columns), "source", PAPER)
+    frame = pd.concat([df, pd.DataFrame(ours)], ignore_index=True) if ours else df
+    for c in ("recipe", "reduction", "run"):
+        if c not in frame:
+            frame[c] = None
+    return frame
+
+
+def _intervals(df: pd.DataFrame, runs: list[dict], columns: dict[str, Column], decimals: int,
+               ranks: dict[str, str] | None = None) -> pd.DataFrame:
+    """``<col>_ci_low/high`` for our rows, and ``<rank col>_low/high`` where ranks are given."""
+    ranks = ranks or {}
+    out = ours_mod.add_intervals(df, runs, columns, decimals, ranked=list(ranks.values()))
+    for rank_col, value_col in ranks.items():
+        out = out.rename(columns={f"{value_col}_rank_low": f"{rank_col}_low", f"{value_col}_rank_high": f"{rank_col}_high"})
+    return out
+
+
+def _rerank(df: pd.DataFrame, ranks: dict[str, str]) -> pd.DataFrame:
+    """Keep printed ranks as ``<rank>_printed``; ``<rank>`` = competition rank over all rows."""
+    for rank_col, value_col in ranks.items():
+        if rank_col in df:
+            df.insert(df.columns.get_loc(rank_col) + 1, f"{rank_col}_printed", df[rank_col].astype("Int64"))
+        df[rank_col] = pd.array(published.competition_rank(df[value_col].tolist()), dtype="Float64").astype("Int64")
+    return df
+
+
+# --------------------------------------------------------------------------- SEED-Bench-2
+def seed2_table2(runs=None) -> pd.DataFrame:
+    """SEED-Bench-2 Table 2 (L1 / Part-2 / L2 / Part-3 / L3 averages and ranks) plus our runs.
+
+    The paper's averages are plain means of dimension accuracies (see the ``seed2_table2`` source
+    note), so our rows use ``accuracy_dim_mean`` of the groups L1, Part-2 (Interleaved), L2,
+    Part-3 (Image output) and L3. A group our run does not hold completely is empty.
+    """
+    runs = _as_runs(runs)
+    ours = _ours_rows(runs, ["seed2"], seed2_columns(), 1)
+    df = _rerank(_with_ours(published.load("seed2_table2"), ours), published.RANKS["seed2_table2"])
+    return _intervals(df, runs, seed2_columns(), 1, published.RANKS["seed2_table2"])
+
+
+# --------------------------------------------------------------------------- SEED-Bench v1
+def seed1_table3(runs=None, average: str = "micro") -> pd.DataFrame:
+    """SEED-Bench v1 Table 3 (Spatial / Temporal / Overall) plus our runs.
+
+    Overall in the paper is pooled over questions (source note), so our rows default to the
+    question-weighted ``accuracy_micro`` of the groups Image, Video and All (``average="dim_mean"``
+    for the plain dimension means). Values at the paper's 2 decimals.
+    """
+    runs = _as_runs(runs)
+    ours = _ours_rows(runs, ["seed"], seed1_columns(average), 2)
+    for row in ours:
+        row["model_type"] = "ours"
+    df = _rerank(_with_ours(published.load("seed1_table3"), ours), published.RANKS["seed1_table3"])
+    return _intervals(df, runs, seed1_columns(average), 2, published.RANKS["seed1_table3"])
+
+
+def seed1_leaderboard_table(runs=None) -> pd.DataFrame:
+    """Fig. 5 in long form (dimension, printed rank, model, accuracy) plus our per-dimension accuracies
+    with their 95% bootstrap interval (rank empty: ranks 1-5 of the figure are not legible, so ours
+    cannot be placed among them)."""
+    df = published.load("seed1_fig5_leaderboards")
+    df.insert(len(df.columns), "origin", PAPER)
+    rows = []
+    for r in _as_runs(runs):
+        if _benchmark(r) != "seed":
+            continue
+        for d in r["metrics"].get("per_dimension", []):
+            acc = d.get("accuracy")
+            lo, hi = d.get("ci_low"), d.get("ci_high")
+            rows.append({"dimension_id": int(d["dimension_id"]), "dimension": d["dimension"], "rank": math.nan,
+                         "model": r["label"], "accuracy": math.nan if acc is None else round(acc, 2),
+                         "source": f"run {r['key']}", "origin": OURS,
+                         "accuracy_ci_low": math.nan if lo is None else lo,
+                         "accuracy_ci_high": math.nan if hi is None else hi})
+    if rows:
+        df = pd.concat([df, pd.DataFrame(rows)], ignore_index=True)
+    df["rank"] = df["rank"].astype("Float64").astype("Int64")
+    return df
+
+
+def seed1_leaderboards(table: pd.DataFrame | None = None, ncols: int = 4):
+    """Fig. 5: one horizontal bar chart per dimension, published bars in printed-rank order (ranks
+    6-18; ranks 1-5 are not legible), illegible values drawn as hatched "missing" slots, our runs on top."""
+    table = seed1_leaderboard_table() if table is None else table
+    dims = table[["dimension_id", "dimension"]].drop_duplicates("dimension_id").sort_values("dimension_id")
+    nrows = math.ceil(len(dims) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 4.0 * nrows), squeeze=False)
+    for ax, (_, d) in zip(axes.flat, dims.iterrows()):
+        sub = table[table["dimension_id"] == d["dimension_id"]]
+        ours = sub[sub["origin"] == OURS]
+        pub = sub[sub["origin"] != OURS].sort_values("rank")
+        labels, vals, colors, missing = [], [], [], []
+        for _, r in ours.iterrows():
+            labels.append(r["model"].replace(" (ours)", "") + " *")
+            vals.append(r["accuracy"])
+            colors.append(OURS_COLOR)
+            if pd.notna(r.get("accuracy_ci_low")) and pd.notna(r["accuracy"]):
+                ax.plot([r["accuracy_ci_low"], r["accuracy_ci_high"]], [len(labels) - 1] * 2, color="black", lw=0.8)
+        for _, r in pub.iterrows():
+            labels.append(f"{int(r['rank'])}. {r['model']}")
+            vals.append(r["accuracy"])
+            colors.append("#4a7ab5")
+        ys = np.arange(len(labels))
+        for y, v, c in zip(ys, vals, colors):
+            if pd.isna(v):
+                ax.barh(y, 100, color="none", edgecolor="#bbbbbb", hatch="///", lw=0.5)
+                ax.text(2, y, "missing", va="center", fontsize=6, color="#777777")
+                missing.append(y)
+            else:
+                ax.barh(y, v, color=c)
+                ax.text(v + 1, y, f"{v:.2f}", va="center", fontsize=6)
+        ax.set_yticks(ys, labels, fontsize=7)
+        for t, c in zip(ax.get_yticklabels(), colors):
+            t.set_color(c if c == OURS_COLOR else "black")
+        ax.invert_yaxis()
+        ax.set_xlim(0, 100)
+        ax.set_title(f"({int(d['dimension_id'])}) {d['dimension']}", fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+    for ax in list(axes.flat)[len(dims):]:
+        ax.axis("off")
+    fig.suptitle("SEED-Bench v1, Fig. 5: per-dimension leaderboards (accuracy %)", fontsize=12)
+    fig.text(0.5, 0.005, "Ranks 1-5 of each panel are not legible in the paper (only ranks 6-18, plus one rank 4 "
+             "from the text); hatched = value printed but not legible. * = our runs (red), not ranked, with their "
+             "95% clustered bootstrap interval (black line). Published rows carry no item-level data: no interval.",
+             ha="center", va="bottom", fontsize=8, wrap=True)
+    fig.tight_layout(rect=(0, 0.03, 1, 0.97))
+    return fig
+
+
+def seed1_rank_frame(runs=None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The data of SEED v1 Fig. 6 (rank heat-map): rows = Table 3 models (+ ours), columns =
+    the 12 dimensions (ranks printed in Fig. 5) and Spatial / Temporal / Overall (recomputed from
+    Table 3 + ours). Returns ``(ranks, cell_text, intervals)``: a model missing from a dimension's
+    legible ranks 6-18 is in that panel's top 5 (order unknown): rank empty, text "1-5";
+    ``intervals`` holds our rows' rank intervals (Spatial / Temporal / Overall only)."""
+    t3 = seed1_table3(runs)
+    lb = published.load("seed1_fig5_leaderboards")
+    dims = lb[["dimension_id", "dimension"]].drop_duplicates("dimension_id").sort_values("dimension_id")
+    ranks = pd.DataFrame({"model": t3["model"], "source": t3["source"]})
+    text = ranks.copy()
+    for _, d in dims.iterrows():
+        col = f"{int(d['dimension_id'])}. {d['dimension']}"
+        panel = lb[lb["dimension_id"] == d["dimension_id"]].set_index("model")["rank"]
+        ranks[col] = [panel.get(m, math.nan) if s == PAPER else math.nan for m, s in zip(t3["model"], t3["source"])]
+        text[col] = ["1-5" if s == PAPER and m not in panel.index else "" for m, s in zip(t3["model"], t3["source"])]
+    for p, _, label in SEED1_GROUPS:
+        ranks[label] = t3[f"{p}_rank"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+        text[label] = ""
+    intervals = rank_interval_text(t3, {f"{p}_rank": f"{p}_acc" for p, _, _ in SEED1_GROUPS},
+                                   {f"{p}_rank": label for p, _, label in SEED1_GROUPS})
+    for c in ranks.columns:
+        if c not in intervals:
+            intervals[c] = ""
+    return ranks, text, intervals
+
+
+# --------------------------------------------------------------------------- rank heat-map
+def rank_heatmap(df: pd.DataFrame, value_cols: Sequence[str], *, col_labels: Sequence[str] | None = None,
+                 ranks_given: bool = False, model_col: str = "model", cell_text: pd.DataFrame | None = None,
+                 intervals: pd.DataFrame | None = None, title: str = "", note: str = ""):
+    """Rank heat-map as in SEED-2 Fig. 5 / SEED v1 Fig. 6: rows = models, columns = levels or
+    dimensions; darker = higher (better) rank, the rank written in the cell; grey where the model
+    has no value for that column. ``value_cols`` are accuracies ranked per column by competition
+    ranking over the rows present, or ranks already (``ranks_given=True``). Rows with
+    ``source == "ours"`` are labelled in red; ``intervals`` (same rows, ``value_cols`` columns,
+    text such as ``"2-5"``) is written under their rank: the 95% bootstrap rank interval."""
+    if ranks_given:
+        ranks = df[list(value_cols)].astype(float).to_numpy()
+    else:
+        ranks = np.array([published.competition_rank(df[c].astype(float).tolist()) for c in value_cols],
+                         dtype=float).T
+    n_per_col = np.nanmax(np.where(np.isnan(ranks), -np.inf, ranks), axis=0)
+    n_per_col = np.where(np.isfinite(n_per_col) & (n_per_col > 1), n_per_col, 2)
+    shade = 1.0 - (ranks - 1) / (n_per_col - 1)  # rank 1 -> 1 (darkest)
+    cmap = plt.get_cmap("Blues").with_extremes(bad="#d9d9d9")
+    nrow, ncol = ranks.shape
+    tall = 1.35 if intervals is not None else 1.0
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.75 * ncol + 3.2), 0.32 * tall * nrow + 1.8))
+    ax.imshow(np.ma.masked_invalid(0.1 + 0.85 * shade), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    for i in range(nrow):
+        for j in range(ncol):
+            r = ranks[i, j]
+            interval = intervals.iloc[i][value_cols[j]] if intervals is not None else ""
+            if not np.isnan(r):
+                color = "white" if shade[i, j] > 0.55 else "black"
+                if interval:
+                    ax.text(j, i - 0.17, str(int(r)), ha="center", va="center", fontsize=7, color=color)
+                    ax.text(j, i + 0.24, f"[{interval}]", ha="center", va="center", fontsize=5, color=color)
+                else:
+                    ax.text(j, i, str(int(r)), ha="center", va="center", fontsize=7, color=color)
+            elif cell_text is not None:
+                t = cell_text.iloc[i][value_cols[j]]
+                if t:
+                    ax.text(j, i, t, ha="center", va="center", fontsize=6, color="#555555")
+    ax.set_xticks(range(ncol), list(col_labels or value_cols), rotation=45, ha="right", fontsize=8)
+    ours = (df["source"] == OURS).to_numpy() if "source" in df else np.zeros(nrow, bool)
+    ax.set_yticks(range(nrow), df[model_col].tolist(), fontsize=8)
+    for t, o in zip(ax.get_yticklabels(), ours):
+        if o:
+            t.set_color(OURS_COLOR)
+            t.set_fontweight("bold")
+    ax.set_xticks(np.arange(-0.5, ncol), minor=True)
+    ax.set_yticks(np.arange(-0.5, nrow), minor=True)
+    ax.grid(which="minor", color="white", lw=1)
+    ax.tick_params(which="minor", length=0)
+    ax.set_title(title, fontsize=10)
+    foot = "darker = higher rank; grey = not evaluated / not available"
+    if ours.any():
+        foot += "; red rows = our runs"
+        if intervals is not None and (intervals[list(value_cols)] != "").to_numpy().any():
+            foot += (", [low-high] = 95% clustered bootstrap interval of their rank (other rows held at their values); "
+                     "published rows carry no item-level data, so no interval")
+    fig.text(0.01, 0.005, foot + (f"\n{note}" if note else ""), fontsize=7, va="bottom", ha="left", wrap=True)
+    fig.tight_layout(rect=(0, 0.05 + 0.02 * bool(note), 1, 1))
+    return fig
+
+
+def rank_interval_text(table: pd.DataFrame, ranks: dict[str, str], columns: dict[str, str] | None = None) -> pd.DataFrame:
+    """``"low-high"`` per row for each rank column that has ``<rank>_low/_high`` (empty elsewhere),
+    under the value column's name (or ``columns[rank col]``)."""
+    out = pd.DataFrame(index=table.index)
+    for rank_col, value_col in ranks.items():
+        name = (columns or {}).get(rank_col, value_col)
+        lo, hi = table.get(f"{rank_col}_low"), table.get(f"{rank_col}_high")
+        if lo is None:
+            out[name] = ""
+            continue
+        out[name] = ["" if pd.isna(a) or pd.isna(b) else (f"{int(a)}" if a == b else f"{int(a)}-{int(b)}")
+                     for a, b in zip(lo, hi)]
+    return out
+
+
+def seed2_heatmap(table: pd.DataFrame | None = None):
+    table = seed2_table2() if table is None else table
+    return rank_heatmap(table, [f"{p}_acc" for p, _, _ in SEED2_LEVELS], col_labels=[l for *_, l in SEED2_LEVELS],
+                        intervals=rank_interval_text(table, published.RANKS["seed2_table2"]),
+                        title="SEED-Bench-2, Fig. 5: rank by capability level",
+                        note="Ranks: competition ranks of Table 2's averages, recomputed over all rows shown.")
+
+
+def seed1_heatmap(runs=None):
+    ranks, text, intervals = seed1_rank_frame(runs)
+    cols = [c for c in ranks.columns if c not in ("model", "source")]
+    return rank_heatmap(ranks, cols, ranks_given=True, cell_text=text, intervals=intervals,
+                        title="SEED-Bench v1, Fig. 6: rank per evaluation dimension",
+                        note="Dimensions: ranks printed in Fig. 5 (ranks 1-5 not legible: '1-5' = in the top 5, order "
+                             "unknown). Spatial/Temporal/Overall: recomputed from Table 3. Our runs are ranked "
+                             "only in those three.")
+
+
+# --------------------------------------------------------------------------- MMMU / CMMMU
+def _discipline_table(name: str, runs, benchmark: str) -> pd.DataFrame:
+    """MMMU Table 2 / CMMMU Table 4 plus our runs (discipline groups and Overall, question-weighted,
+    as the papers do). Our Overall goes to ``val_overall`` or ``test_overall`` by the run's split;
+    the discipline columns of the papers are test-set numbers, ours are from the run's own split."""
+    cols = {c: Column(c, field_in("discipline", names)) for c, names in MMMU_DISCIPLINES.items()}
+    return _with_split_overall(name, runs, benchmark, cols, every)
+
+
+def _with_split_overall(name: str, runs, benchmark: str, cols: dict[str, Column], overall) -> pd.DataFrame:
+    """A published table whose overall comes as ``val_overall`` / ``test_overall``, plus our runs of
+    ``benchmark``: ``cols`` from their item rows and ``overall`` (a row selector) under the column
+    of their split, with bootstrap intervals."""
+    runs = _as_runs(runs)
+    rows, all_cols = [], dict(cols)
+    for r in runs:
+        if _benchmark(r) != benchmark:
+            continue
+        split = str(r["metrics"].get("split") or r["manifest"].get("data", {}).get("split") or "validation")
+        over = "test_overall" if split.startswith("test") else "val_overall"
+        all_cols[over] = Column(over, overall)
+        (row,) = _ours_rows([r], [benchmark], {**cols, over: all_cols[over]}, 1)
+        row.update(model_type="ours", split=split)
+        rows.append(row)
+    return _intervals(_with_ours(published.load(name), rows), runs, all_cols, 1)
+
+
+def mmmu_table2(runs=None) -> pd.DataFrame:
+    return _discipline_table("mmmu_table2", runs, "mmmu")
+
+
+#: MMMU Tables 4-9: one per discipline, a column per subject (published column -> subject)
+MMMU_SUBJECT_TABLES = {
+    "mmmu_table4_art_design": "Art and Design", "mmmu_table5_business": "Business",
+    "mmmu_table6_science": "Science", "mmmu_table7_health_medicine": "Health and Medicine",
+    "mmmu_table8_humanities_social_sci": "Humanities and Social Science",
+    "mmmu_table9_tech_engineering": "Tech and Engineering",
+}
+
+
+def _subject_column(subject: str) -> str:
+    """``Architecture_and_Engineering`` -> ``architecture_engineering`` (the published CSV's column)."""
+    return subject.lower().replace("_and_", "_").replace("laboratory", "lab")
+
+
+def mmmu_subject_table(name: str, runs=None) -> pd.DataFrame:
+    """MMMU Tables 4-9 (one discipline, a column per subject; the papers' subject columns are test
+    numbers) plus our MMMU runs: their discipline overall under ``val_overall`` / ``test_overall`` by
+    the run's split, each subject from the run's item rows, with bootstrap intervals."""
+
+    discipline = MMMU_SUBJECT_TABLES[name]
+    subjects = {_subject_column(s): s for s in mmmu_mod.DISCIPLINES[discipline]}
+    pub = published.load(name)
+    missing = set(subjects) - set(pub.columns)
+    if missing:
+        raise ValueError(f"{name}: no published column for subject(s) {sorted(missing)}")
+    cols = {c: Column(c, field_in("subject", [s])) for c, s in subjects.items()}
+    return _with_split_overall(name, runs, "mmmu", cols, field_in("discipline", [discipline]))
+
+
+def cmmmu_table4(runs=None) -> pd.DataFrame:
+    return _discipline_table("cmmmu_table4", runs, "cmmmu")
+
+
+def _published_with_ours(name: str, runs, benchmark: str, columns: dict[str, Column]) -> pd.DataFrame:
+    runs = _as_runs(runs)
+    df = _with_ours(published.load(name), _ours_rows(runs, [benchmark], columns, 1))
+    if any(_benchmark(r) == benchmark for r in runs):
+        df["split"] = [None if s == PAPER else _split(runs, run) for s, run in zip(df["source"], df["run"])]
+    return _intervals(df, runs, columns, 1)
+
+
+def _split(runs: list[dict], run_name) -> str | None:
+    for r in runs:
+        if r["key"] == run_name:
+            return r["metrics"].get("split")
+    return None
+
+
+def mmmu_table3_difficulty(runs=None) -> pd.DataFrame:
+    """MMMU Table 3 (Easy / Medium / Hard / Overall, test set) plus our runs (on their own split)."""
+    return _published_with_ours("mmmu_table3_difficulty", runs, "mmmu", DIFFICULTY_COLUMNS)
+
+
+def cmmmu_table5_question_type(runs=None) -> pd.DataFrame:
+    """CMMMU Table 5 (multiple-choice / fill-in-the-blank / true-or-false / overall) plus our runs."""
+    return _published_with_ours("cmmmu_table5_question_type", runs, "cmmmu", QUESTION_TYPE_COLUMNS)
+
+
+def cmmmu_table6_difficulty(runs=None) -> pd.DataFrame:
+    """CMMMU Table 6 (easy / medium / hard / overall) plus our runs; CMMMU's "middle" is medium."""
+    return _published_with_ours("cmmmu_table6_difficulty", runs, "cmmmu", DIFFICULTY_COLUMNS)
+
+
+def mmmu_image_type_table(runs=None) -> pd.DataFrame:
+    """MMMU Table 12 (accuracy by image type, test set) with one column per MMMU run of ours
+    (``<label>``, plus ``<label> ci_low`` / ``ci_high``; the "Test Overall" row holds our overall),
+    computed on the run's own split from its item rows."""
+    table = published.load("mmmu_table12_image_types").copy()
+    for r in _as_runs(runs):
+        if _benchmark(r) != "mmmu":
+            continue
+        columns = {t: Column(t, every if t == "Test Overall" else has_tag("image_type", t)) for t in table["image_type"]}
+        items = r.get("_items")
+        if items is None:
+            items = r["_items"] = ours_mod.item_rows(r["folder"])
+        est = ours_mod.estimate(items, list(columns.values())) if not items.empty else None
+        for key, part in (("", "point"), (" ci_low", "low"), (" ci_high", "high")):
+            vals = getattr(est, part) if est else {}
+            table[r["label"] + key] = [round(vals.get(t, math.nan), 1) for t in table["image_type"]]
+    return table
+
+
+def mmmu_image_types(table: pd.DataFrame | None = None, top: int | None = None, runs=None):
+    """MMMU Table 12 as grouped horizontal bars: one group per image type (with its test-set
+    count), one bar per model; our runs (red shades, with their 95% bootstrap interval) come first.
+    ``top`` keeps the most frequent types only."""
+    table = mmmu_image_type_table(runs) if table is None else table
+    models = [c for c in table.columns if c not in ("image_type", "n_samples") and not c.endswith((" ci_low", " ci_high"))]
+    ours_cols = [m for m in models if m.endswith("(ours)")]
+    models = ours_cols + [m for m in models if m not in ours_cols]
+    t = table if top is None else table.head(top + 1)
+    n = len(t)
+    h = 0.84 / len(models)
+    fig, ax = plt.subplots(figsize=(9, min(0.42 * n * max(1, len(models) / 3), 0.11 * n * len(models) + 4) + 1.5))
+    colors = [c for i, c in enumerate(plt.get_cmap("tab10").colors) if i != 3]  # red is for our runs
+    reds = plt.get_cmap("Reds")
+    ys = np.arange(n)
+    for k, m in enumerate(models):
+        off = (k - (len(models) - 1) / 2) * h
+        vals = t[m].astype(float)
+        is_ours = m in ours_cols
+        color = (reds(0.85 - 0.4 * ours_cols.index(m) / max(1, len(ours_cols))) if is_ours
+                 else colors[(k - len(ours_cols)) % len(colors)])
+        xerr = None
+        if is_ours and f"{m} ci_low" in t:
+            lo, hi = t[f"{m} ci_low"].astype(float), t[f"{m} ci_high"].astype(float)
+            xerr = np.vstack([(vals - lo).clip(lower=0).fillna(0), (hi - vals).clip(lower=0).fillna(0)])
+        ax.barh(ys + off, vals.fillna(0), height=h, color=color, label=m, xerr=xerr,
+                error_kw={"elinewidth": 0.6, "capsize": 1.5, "ecolor": "#444444"})
+        for y, v in zip(ys, vals):
+            if pd.isna(v):
+                ax.text(1, y + off, "not reported" if not is_ours else "no items", fontsize=5, va="center",
+                        color="#777777")
+    ax.set_yticks(ys, [f"{a} ({int(b):,})" for a, b in zip(t["image_type"], t["n_samples"])], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("accuracy (%); published: MMMU test set")
+    ax.set_title("MMMU, Table 12: accuracy by image type (number of test questions)", fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(axis="x", color="#eeeeee")
+    ax.set_axisbelow(True)
+    if ours_cols:
+        fig.text(0.01, 0.005, "(ours): our runs on their own split, with 95% clustered bootstrap intervals; "
+                 "published bars carry no item-level data, so no interval.", fontsize=7, va="bottom")
+        fig.tight_layout(rect=(0, 0.03, 1, 1))
+    else:
+        fig.tight_layout()
+    return fig
+
+
+def error_distribution(name: str, title: str | None = None):
+    """MMMU Fig. 6 / CMMMU Fig. 4 (GPT-4V error categories), drawn as bars (the papers draw pies)."""
+    df = published.load(name).sort_values("percent", ascending=True)
+    n = published.ERROR_SAMPLE_SIZES.get(name)
+    total = df["percent"].sum()
+    fig, ax = plt.subplots(figsize=(7, 0.4 * len(df) + 1.6))
+    ax.barh(df["category"], df["percent"], color="#4a7ab5")
+    for y, v in enumerate(df["percent"]):
+        ax.text(v + 0.5, y, f"{v:g}%", va="center", fontsize=8)
+    ax.set_xlabel("share of annotated GPT-4V errors (%)")
+    ax.set_xlim(0, df["percent"].max() * 1.18)
+    ax.set_title(title or name, fontsize=10)
+    note = f"n = {n} annotated errors; printed shares sum to {total:g}%"
+    if abs(total - 100) > 1e-9:
+        note += " (as printed; see the source note)"
+    fig.text(0.01, 0.01, note, fontsize=7, va="bottom")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig
+
+
+# --------------------------------------------------------------------------- our runs against each other
+def paired_tests(runs, benchmarks: Sequence[str] | None = None) -> pd.DataFrame:
+    """Every pair of our runs on the same benchmark: accuracy of each on their common scored items,
+    the difference (b - a) with a 95% paired clustered bootstrap interval, and McNemar's exact test
+    on the items only one of them got right (:func:`mmbench_lib.core.uncertainty.compare_runs`)."""
+
+    runs = _as_runs(runs)
+    rows = []
+    for bench in dict.fromkeys(_benchmark(r) for r in runs):
+        if benchmarks is not None and bench not in benchmarks:
+            continue
+        group = [r for r in runs if _benchmark(r) == bench]
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                items_a, items_b = (ours_mod.item_rows(r["folder"]) for r in (a, b))
+                if items_a.empty or items_b.empty:
+                    continue
+                try:
+                    res = compare_runs(items_a.to_dict("records"), items_b.to_dict("records"))
+                except ValueError:  # no common scored item
+                    continue
+                rows.append({"benchmark": bench, "run_a": a["label"], "run_b": b["label"], "n": res["n"],
+                             "accuracy_a": res["accuracy_a"], "accuracy_b": res["accuracy_b"],
+                             "difference": res["difference"], "ci_low": res["low"], "ci_high": res["high"],
+                             "only_a_correct": res["only_a_correct"], "only_b_correct": res["only_b_correct"],
+                             "mcnemar_exact_p": res["mcnemar_exact_p"]})
+    return pd.DataFrame(rows, columns=["benchmark", "run_a", "run_b", "n", "accuracy_a", "accuracy_b", "difference",
+                                       "ci_low", "ci_high", "only_a_correct", "only_b_correct", "mcnemar_exact_p"])
+
+
+def paired_differences(table: pd.DataFrame):
+    """Forest plot of :func:`paired_tests`: each pair's accuracy difference with its interval; a
+    pair whose interval crosses 0 is drawn grey (the runs are not told apart on these items)."""
+    n = len(table)
+    fig, ax = plt.subplots(figsize=(8, 0.45 * max(n, 1) + 1.6))
+    for y, (_, r) in enumerate(table.iterrows()):
+        lo, hi = r["ci_low"], r["ci_high"]
+        clear = pd.notna(lo) and (lo > 0 or hi < 0)
+        color = OURS_COLOR if clear else "#888888"
+        if pd.notna(lo):
+            ax.plot([lo, hi], [y, y], color=color, lw=2)
+        ax.plot([r["difference"]], [y], "o", color=color)
+        ax.text(1.01, y, f"p = {r['mcnemar_exact_p']:.3g}", transform=ax.get_yaxis_transform(), va="center", fontsize=7)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(range(n), [f"{r['benchmark']}: {r['run_b'].replace(' (ours)', '')}\n  - {r['run_a'].replace(' (ours)', '')}"
+                             for _, r in table.iterrows()], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("accuracy difference (points), b - a, on the items both runs scored")
+    ax.set_title("Our runs against each other: paired bootstrap 95% intervals, McNemar exact p", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------------------------- saving
+def save_table(df: pd.DataFrame, out_dir, name: str, decimals: int = 1) -> list[Path]:
+    """:func:`runs.save_table` (CSV + Markdown), the Markdown rewritten at the table's print
+    precision with ranks as integers and empty cells blank; an interval (``<c>_ci_low/high`` for a
+    value, ``<c>_low/high`` for a rank) is written into its cell as ``value [low, high]`` and
+    ``rank [low-high]`` rather than as columns of its own."""
+    paths = runs_mod.save_table(df, out_dir, name)
+    disp = df.copy()
+    companions = {c for c in df.columns if c.endswith(("_ci_low", "_ci_high"))}
+    companions |= {c for c in df.columns if c.endswith(("_low", "_high")) and c.rsplit("_", 1)[0] in df.columns}
+    for c in disp.columns:
+        s = disp[c]
+        if c in companions:
+            continue
+        if f"{c}_ci_low" in df:
+            disp[c] = [_with_interval(v, lo, hi, f"{{:.{decimals}f}}", ", ")
+                       for v, lo, hi in zip(s, df[f"{c}_ci_low"], df[f"{c}_ci_high"])]
+        elif f"{c}_low" in df and (c.endswith("_rank") or c == "rank"):
+            disp[c] = [_with_interval(v, lo, hi, "{:.0f}", "-") for v, lo, hi in zip(s, df[f"{c}_low"], df[f"{c}_high"])]
+        elif pd.api.types.is_bool_dtype(s) or s.dtype == object:
+            disp[c] = s.map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
+        elif c.endswith("_rank") or c.endswith("_printed") or c == "rank" or c.startswith("n_") or c == "dimension_id":
+            disp[c] = [("" if pd.isna(v) else str(int(v))) for v in s]
+        elif pd.api.types.is_numeric_dtype(s):
+            disp[c] = [("" if pd.isna(v) else f"{float(v):.{decimals}f}") for v in s]
+    disp = disp.drop(columns=sorted(companions))
+    paths[1].write_text(disp.to_markdown(index=False, disable_numparse=True) + "\n", encoding="utf-8")
+    return paths
+
+
+def _with_interval(v, lo, hi, fmt: str, sep: str) -> str:
+    if v is None or pd.isna(v):
+        return ""
+    text = fmt.format(float(v))
+    if lo is not None and hi is not None and not pd.isna(lo) and not pd.isna(hi):
+        text += f" [{fmt.format(float(lo))}{sep}{fmt.format(float(hi))}]"
+    return text
+
+
+def save_figure(fig, out_dir, name: str) -> list[Path]:
+
+    paths = plots.save(fig, out_dir, name)
+    plt.close(fig)
+    return paths
+
+
+#: figure name -> caption, for the gallery
+FIGURES = {
+    "seed2_fig5_rank_heatmap": "SEED-Bench-2, Fig. 5: rank heat-map over capability levels (from Table 2)",
+    "seed1_fig5_leaderboards": "SEED-Bench v1, Fig. 5: per-dimension leaderboards (ranks 6-18 legible)",
+    "seed1_fig6_rank_heatmap": "SEED-Bench v1, Fig. 6: rank heat-map over dimensions",
+    "mmmu_table12_image_types": "MMMU, Table 12: accuracy by image type",
+    "mmmu_fig6_errors": "MMMU, Fig. 6: GPT-4V error distribution (150 errors)",
+    "cmmmu_fig4_errors": "CMMMU, Fig. 4: GPT-4V error distribution (141 errors)",
+}
+#: figures drawn only when there are two runs of ours on one benchmark
+PAIRED_FIGURES = {
+    "seed_paired_differences": "Our SEED runs against each other: paired bootstrap intervals and McNemar tests",
+    "mmmu_paired_differences": "Our MMMU / CMMMU runs against each other: paired bootstrap intervals and McNemar tests",
+}
+
+
+def render_seed(out_dir, runs=None) -> dict[str, list[Path]]:
+    """Every SEED table and figure into ``out_dir`` (tables/, figures/)."""
+    runs = _as_runs(runs)
+    out = {}
+    t2 = seed2_table2(runs)
+    out["seed2_table2"] = save_table(t2, out_dir, "seed2_table2")
+    out["seed2_fig5_rank_heatmap"] = save_figure(seed2_heatmap(t2), out_dir, "seed2_fig5_rank_heatmap")
+    out["seed1_table3"] = save_table(seed1_table3(runs), out_dir, "seed1_table3", decimals=2)
+    lb = seed1_leaderboard_table(runs)
+    out["seed1_fig5_leaderboards_table"] = save_table(lb, out_dir, "seed1_fig5_leaderboards", decimals=2)
+    out["seed1_fig5_leaderboards"] = save_figure(seed1_leaderboards(lb), out_dir, "seed1_fig5_leaderboards")
+    out["seed1_fig6_rank_heatmap"] = save_figure(seed1_heatmap(runs), out_dir, "seed1_fig6_rank_heatmap")
+    out.update(_paired(out_dir, runs, ["seed", "seed2"], "seed"))
+    return out
+
+
+def _paired(out_dir, runs, benchmarks, name) -> dict[str, list[Path]]:
+    table = paired_tests(runs, benchmarks)
+    if table.empty:
+        return {}
+    return {f"{name}_paired_tests": save_table(table, out_dir, f"{name}_paired_tests", decimals=2),
+            f"{name}_paired_differences": save_figure(paired_differences(table), out_dir, f"{name}_paired_differences")}
+
+
+def render_mmmu(out_dir, runs=None) -> dict[str, list[Path]]:
+    """Every MMMU / CMMMU table and figure into ``out_dir``."""
+    runs = _as_runs(runs)
+    out = {
+        "mmmu_table2": save_table(mmmu_table2(runs), out_dir, "mmmu_table2"),
+        **{name: save_table(mmmu_subject_table(name, runs), out_dir, name) for name in MMMU_SUBJECT_TABLES},
+        "mmmu_table3_difficulty": save_table(mmmu_table3_difficulty(runs), out_dir, "mmmu_table3_difficulty"),
+        "mmmu_table12_image_types": save_table(mmmu_image_type_table(runs), out_dir, "mmmu_table12_image_types"),
+        "cmmmu_table4": save_table(cmmmu_table4(runs), out_dir, "cmmmu_table4"),
+        "cmmmu_table5_question_type": save_table(cmmmu_table5_question_type(runs), out_dir,
+                                                 "cmmmu_table5_question_type"),
+        "cmmmu_table6_difficulty": save_table(cmmmu_table6_difficulty(runs), out_dir, "cmmmu_table6_difficulty"),
+    }
+    out["mmmu_table12_image_types_fig"] = save_figure(mmmu_image_types(runs=runs), out_dir, "mmmu_table12_image_types")
+    out["mmmu_fig6_errors"] = save_figure(
+        error_distribution("mmmu_fig6_errors", "MMMU, Fig. 6: GPT-4V error distribution"), out_dir, "mmmu_fig6_errors")
+    out["cmmmu_fig4_errors"] = save_figure(
+        error_distribution("cmmmu_fig4_errors", "CMMMU, Fig. 4: GPT-4V error distribution"), out_dir,
+        "cmmmu_fig4_errors")
+    out.update(_paired(out_dir, runs, ["mmmu", "cmmmu"], "mmmu"))
+    return out
+
+
+def gallery(run_folders: Sequence, dest="docs/figures") -> Path:
+    """Copy the PNG figures of ``run_folders`` into ``dest`` and write ``dest/README.md``, one
+    markdown image link per figure."""
+    dest = manifest.resolve(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    lines = ["# Figures", "",
+             "The papers' figures rebuilt from the transcribed published results (`mmbench_lib/published/`) by",
+             "`make paper` (notebooks `40_seed_figures.ipynb`, `41_mmmu_cmmmu_figures.ipynb`). Red rows and bars are",
+             "our runs (here the demo-set runs the notebooks add by default), with 95% clustered bootstrap intervals",
+             "on their accuracies and ranks; published rows carry no item-level data, so they have none.", ""]
+    for folder in run_folders:
+        for png in sorted((resolve_run(folder) / "figures").glob("*.png")):
+            shutil.copy2(png, dest / png.name)
+            caption = {**FIGURES, **PAIRED_FIGURES}.get(png.stem, png.stem)
+            lines += [f"## {caption}", "", f"![{caption}]({png.name})", ""]
+    (dest / "README.md").write_text("\n".join(lines), encoding="utf-8")
+    return dest / "README.md"
+
+
+def main(argv=None) -> None:
+    """``python -m mmbench_lib.paper gallery RUN... --dest docs/figures``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m mmbench_lib.paper")
+    ap.add_argument("command", choices=["gallery"])
+    ap.add_argument("runs", nargs="+")
+    ap.add_argument("--dest", default="docs/figures")
+    a = ap.parse_args(argv)
+    print(gallery(a.runs, a.dest))

@@ -1,0 +1,207 @@
+"""Our runs as rows of the papers' tables: each column recomputed from the run's item rows, with a
+95% clustered bootstrap interval for the accuracy and for the rank among the table's rows.
+
+A :class:`Column` says what a paper column means on our item rows: which questions it pools and
+how (``micro``: pooled correct / pooled questions; ``dim_mean``: mean of per-dimension
+accuracies, as SEED-Bench-2 Table 2). :func:`estimate` resamples the run's *clusters* (questions
+sharing an image or video) once per bootstrap draw and recomputes every column from the same draw,
+so the intervals of one row are consistent with each other. A rank interval ranks each draw's value
+among the other rows' point values (competition ranking, at the paper's print precision): the
+other rows are held fixed, because published rows carry no item-level data to resample.
+"""
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from mmbench_lib.core.metrics import SCORED
+
+N_RESAMPLES = 2000
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Column:
+    """A paper column on our item rows: ``select`` marks the questions it pools."""
+
+    name: str
+    select: Callable[[pd.DataFrame], np.ndarray]
+    average: str = "micro"  # or "dim_mean" (by ``dimension_id``)
+
+
+def dims(ids: Sequence[int]) -> Callable[[pd.DataFrame], np.ndarray]:
+    ids = {int(i) for i in ids}
+    return lambda df: df["dimension_id"].astype(int).isin(ids).to_numpy() if "dimension_id" in df else np.zeros(len(df), bool)
+
+
+def field_in(field: str, values: Sequence[str]) -> Callable[[pd.DataFrame], np.ndarray]:
+    values = set(values)
+    return lambda df: df[field].isin(values).to_numpy() if field in df else np.zeros(len(df), bool)
+
+
+def has_tag(field: str, value: str) -> Callable[[pd.DataFrame], np.ndarray]:
+    """Rows whose list-valued ``field`` (MMMU ``image_type``) contains ``value``."""
+    return lambda df: np.array([value in (v or []) for v in df[field]], bool) if field in df else np.zeros(len(df), bool)
+
+
+def every(df: pd.DataFrame) -> np.ndarray:
+    return np.ones(len(df), bool)
+
+
+# --------------------------------------------------------------------------- item rows
+def item_rows(folder) -> pd.DataFrame:
+    """The run's item rows: ``scored.jsonl`` of a generation run, else every ``predictions*.jsonl``
+    (shards included; the last row of an id wins). Columns ``correct`` (0/1 float), ``status``,
+    ``cluster`` (the item id where the run has none) plus the run's own fields."""
+    folder = Path(folder)
+    files = [folder / "scored.jsonl"] if (folder / "scored.jsonl").is_file() else sorted(folder.glob("predictions*.jsonl"))
+    rows: dict[str, dict] = {}
+    for f in files:
+        with open(f, encoding="utf-8") as fh:
+            for line in fh:
+                line = line.strip()
+                if line:
+                    try:
+                        r = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue  # a torn last line: the store drops it on resume
+                    rows[str(r["id"])] = r
+    df = pd.DataFrame(list(rows.values()))
+    if df.empty:
+        return df
+    if "status" not in df:
+        df["status"] = SCORED
+    if "cluster" not in df:
+        df["cluster"] = df["id"]
+    df["cluster"] = df["cluster"].fillna(df["id"]).astype(str)
+    df["correct"] = df["correct"].map(lambda v: float(bool(v)) if v is not None and not pd.isna(v) else math.nan)
+    return df
+
+
+# --------------------------------------------------------------------------- bootstrap
+@dataclass
+class Estimate:
+    """Point values (%) per column, their percentile intervals and the bootstrap draws (B x columns)."""
+
+    point: dict[str, float]
+    low: dict[str, float]
+    high: dict[str, float]
+    draws: dict[str, np.ndarray]
+    clusters: int
+    n: int
+
+
+def _column_value(weights: np.ndarray, correct: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return 100.0 * (weights @ correct) / (weights @ counts)
+
+
+def estimate(rows: pd.DataFrame, columns: Sequence[Column], n_resamples: int = N_RESAMPLES, seed: int = 0,
+             confidence: float = CONFIDENCE) -> Estimate:
+    """Every column's accuracy from the scored rows, with one clustered bootstrap shared by all columns.
+
+    A column is N/A (``nan``) when it pools no scored question or any of its questions is N/A
+    (``status == "n/a"``: SEED-2 image output without an image producer), as in ``metrics``.
+    """
+    ok = rows[rows["status"] == SCORED] if len(rows) else rows
+    codes, uniques = pd.factorize(ok["cluster"]) if len(ok) else (np.zeros(0, int), [])
+    k = len(uniques)
+    rng = np.random.default_rng(seed)
+    weights = np.vstack([np.ones(k), rng.multinomial(k, np.full(k, 1.0 / k), size=n_resamples)]) if k else None
+    point, low, high, draws = {}, {}, {}, {}
+    alpha = (1 - confidence) / 2
+    for col in columns:
+        mask = col.select(ok) if len(ok) else np.zeros(0, bool)
+        na = bool(len(rows)) and bool(((rows["status"] == "n/a") & col.select(rows)).any())
+        if not k or not mask.any() or na:
+            point[col.name] = low[col.name] = high[col.name] = math.nan
+            draws[col.name] = np.full(n_resamples, math.nan)
+            continue
+        if col.average == "dim_mean":
+            per_dim = []
+            for d in sorted(set(ok.loc[mask, "dimension_id"].astype(int))):
+                m = mask & (ok["dimension_id"].astype(int) == d).to_numpy()
+                per_dim.append(_column_value(weights, np.bincount(codes[m], ok["correct"].to_numpy()[m], k),
+                                             np.bincount(codes[m], minlength=k).astype(float)))
+            with warnings.catch_warnings():  # a draw that misses every question of a dimension
+                warnings.simplefilter("ignore", RuntimeWarning)
+                values = np.nanmean(np.vstack(per_dim), axis=0)
+        else:
+            values = _column_value(weights, np.bincount(codes[mask], ok["correct"].to_numpy()[mask], k),
+                                   np.bincount(codes[mask], minlength=k).astype(float))
+        point[col.name] = float(values[0])
+        boot = values[1:]
+        draws[col.name] = boot
+        finite = boot[np.isfinite(boot)]
+        low[col.name] = float(np.quantile(finite, alpha)) if len(finite) and k > 1 else math.nan
+        high[col.name] = float(np.quantile(finite, 1 - alpha)) if len(finite) and k > 1 else math.nan
+    return Estimate(point, low, high, draws, clusters=k, n=int(len(ok)))
+
+
+def rank_interval(draws: np.ndarray, others: Sequence[float], decimals: int | None = None,
+                  confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Percentile interval of the competition rank of each draw among ``others`` (fixed values)."""
+    other = np.array([o for o in others if o is not None and not (isinstance(o, float) and math.isnan(o))], float)
+    d = draws[np.isfinite(draws)]
+    if not len(d):
+        return math.nan, math.nan
+    if decimals is not None:
+        d, other = np.round(d, decimals), np.round(other, decimals)
+    ranks = 1 + (other[None, :] > d[:, None]).sum(axis=1)
+    alpha = (1 - confidence) / 2
+    return float(np.quantile(ranks, alpha, method="inverted_cdf")), float(np.quantile(ranks, 1 - alpha,
+                                                                                     method="inverted_cdf"))
+
+
+def add_intervals(table: pd.DataFrame, runs: Sequence[dict], columns: dict[str, Column],
+                  decimals: int, ranked: Sequence[str] = ()) -> pd.DataFrame:
+    """For each of our rows (``source == "ours"``, matched to ``runs`` by ``run`` = their ``key``): ``<col>_ci_low`` /
+    ``<col>_ci_high`` for every column and ``<col>_rank_low`` / ``<col>_rank_high`` for ``ranked``
+    columns; empty for published rows (no item-level data) and for runs without item rows."""
+    table = table.copy()
+    by_run = {r["key"]: r for r in runs}
+    for name in columns:
+        table[f"{name}_ci_low"] = math.nan
+        table[f"{name}_ci_high"] = math.nan
+    for name in ranked:
+        table[f"{name}_rank_low"] = math.nan
+        table[f"{name}_rank_high"] = math.nan
+    if "source" not in table:
+        return table
+    for i in table.index[table["source"] == "ours"]:
+        run = by_run.get(table.at[i, "run"])
+        if run is None:
+            continue
+        rows = run.get("_items")
+        if rows is None:
+            rows = run["_items"] = item_rows(run["folder"])
+        if rows.empty:
+            continue
+        est = estimate(rows, list(columns.values()))
+        for name in columns:
+            table.at[i, f"{name}_ci_low"] = est.low[name]
+            table.at[i, f"{name}_ci_high"] = est.high[name]
+        for name in ranked:
+            if pd.isna(table.at[i, name]):
+                continue
+            others = table.loc[table.index != i, name].astype(float).tolist()
+            lo, hi = rank_interval(est.draws[name], others, decimals)
+            table.at[i, f"{name}_rank_low"], table.at[i, f"{name}_rank_high"] = lo, hi
+    return table
+
+
+def point_values(run: dict, columns: dict[str, Column]) -> dict[str, float]:
+    """Each column's accuracy (%) from the run's item rows (no resampling)."""
+    rows = run.get("_items")
+    if rows is None:
+        rows = run["_items"] = item_rows(run["folder"])
+    if rows.empty:
+        return {name: math.nan for name in columns}
+    return estimate(rows, list(columns.values()), n_resamples=0).point

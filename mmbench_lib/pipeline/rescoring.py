@@ -1,0 +1,394 @@
+"""Rescore MMMU and CMMMU model outputs saved in the official formats, with the official parsers.
+
+MMMU (spec §3.7-3.9): ``DIR/<Subject>/output.json`` lists of ``{id, question_type, answer,
+all_choices, index2ans, response}``; one ``random.Random(42)`` consumed by the MC fallbacks in the
+official short-key subject order, within a subject in file order; per subject / discipline /
+overall question-weighted accuracies as ``main_eval_only.py`` prints them.
+
+CMMMU (spec §4.4-4.6): response rows ``{id, type, response}`` or answer-mode rows ``{id, type,
+answer}``, gold rows ``{id, type, answer}`` (the ``cmmmu-data-*`` files qualify: they also carry
+options and category); one ``random.Random(42)`` consumed by MC fallbacks and T/F ties in the
+official category order, within a category in output-file order.
+
+Problems in the inputs are counted in the summary, never a crash: ids without gold, gold
+without a response, duplicate ids, empty or non-string responses (marked per item).
+"""
+from __future__ import annotations
+
+import json
+import random
+import warnings
+from collections import OrderedDict
+from pathlib import Path
+
+from mmbench_lib.core.items import DataError
+from mmbench_lib.tasks import cmmmu_parser as cparse
+from mmbench_lib.tasks import mmmu_parser as mparse
+from mmbench_lib.core.store import write_json_atomic
+
+__all__ = ["score_mmmu_outputs", "score_cmmmu_outputs", "score_responses", "write_outputs", "print_table"]
+
+
+def _acc(correct: int, num: int) -> dict:
+    return {"num": num, "correct": correct, "acc": correct / num if num else None}
+
+
+def _response_text(value) -> tuple[str, str | None]:
+    """The response as a string and, when it was not a non-empty string, why (marked per item)."""
+    if isinstance(value, str):
+        return value, None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value), f"not a string ({type(value).__name__}); used str()"
+    return "", f"not a string ({type(value).__name__}); treated as empty"
+
+
+def _tally(rows: list[dict], key: str) -> dict:
+    out: dict = OrderedDict()
+    for r in rows:
+        if r.get("correct") is None:
+            continue
+        c, n = out.get(r[key], (0, 0))
+        out[r[key]] = (c + bool(r["correct"]), n + 1)
+    return {k: _acc(c, n) for k, (c, n) in out.items()}
+
+
+# ---------------------------------------------------------------------------------------------- MMMU
+
+def _read_output_json(path: Path) -> list[dict]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise DataError(str(path), f"not valid JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(data, list):
+        raise DataError(str(path), f"expected a list of records, got {type(data).__name__}")
+    for i, rec in enumerate(data):
+        if not isinstance(rec, dict):
+            raise DataError(str(path), f"record #{i} is not an object")
+        for key in ("id", "question_type"):
+            if key not in rec:
+                raise DataError(str(path), f"record #{i}: field missing", rec.get("id"), key)
+        if mparse.normalize_question_type(rec["question_type"]) == "multiple-choice":
+            for key in ("all_choices", "index2ans"):
+                if not isinstance(rec.get(key), (list, dict) if key == "all_choices" else dict):
+                    raise DataError(str(path), "field missing or of the wrong type", rec["id"], key)
+    return data
+
+
+def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = True) -> tuple[list[dict], dict]:
+    """Official "parse and eval" over ``root/<Subject>/output.json`` (spec §3.4-3.9).
+
+    ``use_random=False`` is the "no-random" mode (unparseable MC scored wrong, spec §3.7).
+    ``parse_list_gold`` turns HF list strings ("['24/7', '3.429']") into lists (P-M2); the
+    official scorer does not, so such items are counted in ``counts.list_string_golds``.
+    Returns ``(rows, summary)``.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise DataError(str(root), "responses folder not found")
+    by_subject: dict[str, list[dict]] = {}
+    files: dict[str, Path] = {}
+    unknown = []
+    for sub in sorted(p for p in root.iterdir() if p.is_dir() and (p / "output.json").is_file()):
+        name = mparse.SUBJECT_ORDER.get(sub.name, sub.name)  # full name or official short key
+        if name not in mparse.SUBJECT_TO_DISCIPLINE:
+            unknown.append(sub.name)
+            continue
+        if name in by_subject:
+            raise DataError(str(sub), f"subject {name!r} has two folders ({files[name].parent.name} and {sub.name})")
+        files[name] = sub / "output.json"
+        by_subject[name] = _read_output_json(files[name])
+    if not by_subject:
+        raise DataError(str(root), "no <Subject>/output.json found")
+
+    rng = random.Random(42) if use_random else None
+    rows: list[dict] = []
+    seen: set = set()
+    duplicates = []
+    counts = {"list_string_golds": 0, "non_string_responses": 0, "empty_responses": 0, "fallbacks": 0}
+    for subject, rec in mparse.official_order(by_subject):
+        qtype = mparse.normalize_question_type(rec["question_type"])
+        response, problem = _response_text(rec.get("response"))
+        answer = rec.get("answer")
+        if rec["id"] in seen:
+            duplicates.append(rec["id"])
+        seen.add(rec["id"])
+        gold = answer
+        if isinstance(answer, str) and answer.lstrip().startswith("[") and isinstance(mparse.parse_gold(answer), list):
+            counts["list_string_golds"] += 1
+            if parse_list_gold:
+                gold = mparse.parse_gold(answer)
+        row = {"id": rec["id"], "subject": subject, "discipline": mparse.SUBJECT_TO_DISCIPLINE[subject],
+               "question_type": qtype}
+        if qtype == "multiple-choice":
+            all_choices = list(rec["all_choices"])
+            parsed = mparse.parse_multi_choice(response, all_choices, rec["index2ans"], rng)
+            pred, fallback, mode = parsed.pred, parsed.fallback, parsed.mode
+            correct = None if answer is None else (pred is not None and mparse.eval_multi_choice(gold, pred))
+        else:
+            pred, fallback, mode = mparse.parse_open(response), False, "open"
+            correct = None if answer is None else mparse.eval_open(gold, pred)
+        row.update(parsed_pred=pred, answer=answer, correct=correct, fallback=fallback, mode=mode,
+                   response_empty=not response.strip())
+        counts["fallbacks"] += fallback
+        counts["empty_responses"] += row["response_empty"]
+        if problem:
+            row["response_error"] = problem
+            counts["non_string_responses"] += 1
+        rows.append(row)
+
+    judged = [r for r in rows if r["correct"] is not None]
+    per_subject = _tally(rows, "subject")
+    per_discipline = OrderedDict()
+    official = OrderedDict()
+    for discipline, subjects in mparse.DISCIPLINES.items():
+        present = [s for s in subjects if s in per_subject]
+        if not present:
+            continue
+        c = sum(per_subject[s]["correct"] for s in present)
+        n = sum(per_subject[s]["num"] for s in present)
+        per_discipline[discipline] = {**_acc(c, n), "subjects": len(present), "complete": len(present) == len(subjects)}
+        official[f"Overall-{discipline}"] = {"num": n, "acc": round(c / n, 3) if n else 0}
+        for s in present:
+            official[s] = {"num": per_subject[s]["num"], "acc": round(per_subject[s]["acc"], 3)}
+    overall = _acc(sum(bool(r["correct"]) for r in judged), len(judged))
+    official["Overall"] = {"num": overall["num"], "acc": round(overall["acc"], 3) if overall["num"] else 0}
+    missing = [s for s in mparse.SUBJECT_ORDER.values() if s not in by_subject]
+    warn = []
+    if missing:
+        warn.append(f"{len(missing)} of 30 subjects have no output.json: {missing}; Overall covers only those present")
+    if unknown:
+        warn.append(f"folders that are not MMMU subjects were skipped: {unknown}")
+    if duplicates:
+        warn.append(f"{len(duplicates)} duplicate ids (each counted, as the official scorer does): {duplicates[:10]}")
+    for w in warn:
+        warnings.warn(w, stacklevel=2)
+    summary = {
+        "benchmark": "mmmu", "input": str(root), "random_fallback": "random.Random(42)" if use_random else "none (scored wrong)",
+        "overall": overall, "per_subject": dict(per_subject), "per_discipline": dict(per_discipline),
+        "per_question_type": _tally(rows, "question_type"),
+        "counts": {"items": len(rows), "judged": len(judged), "unjudged": len(rows) - len(judged), **counts,
+                   "duplicate_ids": len(duplicates), "subjects": len(by_subject)},
+        "subjects_present": [s for s in mparse.SUBJECT_ORDER.values() if s in by_subject],
+        "subjects_missing": missing, "unknown_folders": unknown, "official": dict(official), "warnings": warn,
+    }
+    return rows, summary
+
+
+# --------------------------------------------------------------------------------------------- CMMMU
+
+def _jsonl_files(source) -> list[Path]:
+    path = Path(source)
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        files = sorted(path.rglob("*.jsonl"))
+        if files:
+            return files
+        raise DataError(str(path), "no .jsonl files in this folder")
+    raise DataError(str(path), "file or folder not found")
+
+
+def _jsonl_rows(source):
+    """``(file, line_no, row)`` for every non-empty line of a JSONL file or folder of them."""
+    for f in _jsonl_files(source):
+        with open(f, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise DataError(str(f), f"line {n} is not valid JSON ({e.msg})") from None
+                if not isinstance(row, dict) or "id" not in row:
+                    raise DataError(str(f), f"line {n}: field missing", None, "id")
+                yield f, n, row
+
+
+def _category_of(row: dict, path: Path) -> str | None:
+    """Chinese category from the row's ``category``, else from the file or folder name (spec §4.1, §4.6)."""
+    for name in (row.get("category"), path.stem, path.parent.name):
+        if not name:
+            continue
+        try:
+            return cparse.official_order({name: [None]})[0][0]
+        except ValueError:
+            continue
+    return None
+
+
+def _gold_table(answers, questions=None) -> dict[str, dict]:
+    gold: dict[str, dict] = {}
+    for f, n, row in _jsonl_rows(answers):
+        qid = str(row["id"])
+        if "answer" not in row:
+            raise DataError(str(f), f"line {n}: field missing", qid, "answer")
+        if row.get("type") not in cparse.INSTRUCTIONS:
+            raise DataError(str(f), f"line {n}: unknown type {row.get('type')!r} (expected 选择/判断/填空)", qid, "type")
+        entry = {"type": row["type"], "answer": row["answer"], "category": _category_of(row, f),
+                 "subcategory": row.get("subcategory")}
+        if any(f"option{i}" in row for i in range(1, 5)):
+            entry["index2ans"] = cparse.index2ans_from_record(row)
+        gold[qid] = entry
+    if questions is not None:
+        for f, _n, row in _jsonl_rows(questions):
+            entry = gold.get(str(row["id"]))
+            if entry is None:
+                continue
+            if entry["category"] is None:
+                entry["category"] = _category_of(row, f)
+            entry["subcategory"] = entry["subcategory"] or row.get("subcategory")
+            if "index2ans" not in entry and any(f"option{i}" in row for i in range(1, 5)):
+                entry["index2ans"] = cparse.index2ans_from_record(row)
+    return gold
+
+
+_NO_OPTION = "\x00option text unknown\x00"  # never occurs in a response: the content pass finds nothing
+
+
+def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = True,
+                        fixed_tf: bool = False) -> tuple[list[dict], dict]:
+    """Official CMMMU scoring of response- or answer-mode rows against gold rows (spec §4.4-4.6).
+
+    ``responses``/``answers``/``questions``: a JSONL file or a folder of per-category JSONL files.
+    ``questions`` supplies option texts (needed by the MC content pass) and categories when the
+    answer rows lack them. Without option texts the content pass finds nothing (such items are
+    counted in ``counts.mc_without_options``). ``use_random=False``: no RNG (fallbacks and ties
+    scored wrong; not official). ``fixed_tf``: the T/F negation bug fixed (not official).
+    """
+    gold = _gold_table(answers, questions)
+    outputs: "OrderedDict[str, tuple[Path, int, dict]]" = OrderedDict()
+    duplicates = []
+    for f, n, row in _jsonl_rows(responses):
+        qid = str(row["id"])
+        if "response" not in row and "answer" not in row:
+            raise DataError(str(f), f"line {n}: a row needs 'response' (response mode) or 'answer' (answer mode)", qid, "response")
+        if qid in outputs:
+            duplicates.append(qid)
+        outputs[qid] = (f, n, row)  # last wins, at the first one's position
+
+    unknown_ids = [q for q in outputs if q not in gold]
+    missing = [q for q in gold if q not in outputs]
+    by_category: dict[str, list[str]] = OrderedDict()
+    no_category = []
+    for qid in outputs:
+        if qid in gold:
+            cat = gold[qid]["category"]
+            if cat is None:
+                no_category.append(qid)
+            else:
+                by_category.setdefault(cat, []).append(qid)
+    order = cparse.official_order(by_category) + [(None, q) for q in no_category]
+
+    rng = random.Random(42) if use_random else None
+    rows: list[dict] = []
+    counts = {"fallbacks": 0, "empty_responses": 0, "non_string_responses": 0, "type_mismatches": 0,
+              "mc_without_options": 0, "answer_mode_rows": 0}
+    for cat, qid in order:
+        g = gold[qid]
+        _f, _n, out = outputs[qid]
+        ctype = g["type"]
+        if out.get("type") not in (None, ctype):
+            counts["type_mismatches"] += 1
+        subject_zh = g.get("subcategory")
+        row = {"id": qid, "category": cparse.CATEGORY_EN.get(cat, "(unknown)"), "category_zh": cat,
+               "subject": cparse.SUBJECTS.get(cat, {}).get(subject_zh) if cat else None, "subject_zh": subject_zh,
+               "type": ctype, "question_type": {"选择": "multiple-choice", "判断": "true-false", "填空": "fill-in-the-blank"}[ctype],
+               "answer": g["answer"]}
+        if "response" in out:
+            response, problem = _response_text(out["response"])
+            index2ans = g.get("index2ans")
+            if ctype == "选择" and index2ans is None:
+                index2ans = {letter: _NO_OPTION for letter in cparse.MC_CHOICES}
+                row["options_unknown"] = True
+                counts["mc_without_options"] += 1
+            parsed, correct = cparse.evaluate_response(ctype, response, g["answer"], index2ans, rng, fixed=fixed_tf)
+            row.update(mode="response", parsed_pred=parsed.pred, correct=bool(correct), fallback=parsed.fallback,
+                       parse_mode=parsed.mode, response_empty=not response.strip())
+            if problem:
+                row["response_error"] = problem
+                counts["non_string_responses"] += 1
+            counts["empty_responses"] += row["response_empty"]
+            counts["fallbacks"] += parsed.fallback
+        else:
+            pred = out["answer"]
+            row.update(mode="answer", parsed_pred=pred, correct=bool(cparse.evaluate_answer(ctype, pred, g["answer"])),
+                       fallback=False, parse_mode="answer", response_empty=pred in (None, ""))
+            counts["answer_mode_rows"] += 1
+        rows.append(row)
+
+    per_category = OrderedDict()
+    official = OrderedDict()
+    for zh in cparse.CATEGORY_ORDER:
+        sub = [r for r in rows if r["category_zh"] == zh]
+        if sub:
+            c = sum(r["correct"] for r in sub)
+            per_category[cparse.CATEGORY_EN[zh]] = _acc(c, len(sub))
+            official[cparse.CATEGORY_EN[zh]] = {"correct_num": c, "entries_num": len(sub), "acc": c / len(sub)}
+    overall = _acc(sum(r["correct"] for r in rows), len(rows))
+    official["Overall"] = {"correct_num": overall["correct"], "entries_num": overall["num"], "acc": overall["acc"] or 0}
+    warn = []
+    if unknown_ids:
+        warn.append(f"{len(unknown_ids)} response ids have no gold answer (not scored): {unknown_ids[:10]}")
+    if missing:
+        warn.append(f"{len(missing)} gold ids have no response (left out of the accuracy): {missing[:10]}")
+    if no_category:
+        warn.append(f"{len(no_category)} ids have no category (scored last, after the six categories): {no_category[:10]}")
+    if counts["mc_without_options"]:
+        warn.append(f"{counts['mc_without_options']} multiple-choice items without option texts: pass --questions "
+                    "for the official content pass")
+    if duplicates:
+        warn.append(f"{len(duplicates)} duplicate response ids (last one kept): {duplicates[:10]}")
+    for w in warn:
+        warnings.warn(w, stacklevel=2)
+    summary = {
+        "benchmark": "cmmmu", "input": {"responses": str(responses), "answers": str(answers),
+                                        "questions": None if questions is None else str(questions)},
+        "random_fallback": "random.Random(42)" if use_random else "none (scored wrong)",
+        "tf_negation": "fixed (not official)" if fixed_tf else "official",
+        "overall": overall, "per_category": dict(per_category),
+        "per_subject": {k: v for k, v in _tally(rows, "subject").items() if k is not None},
+        "per_question_type": _tally(rows, "question_type"),
+        "counts": {"items": len(rows), **counts, "unknown_ids": len(unknown_ids), "missing_responses": len(missing),
+                   "duplicate_response_ids": len(duplicates), "no_category": len(no_category)},
+        "unknown_id_examples": unknown_ids[:20], "missing_examples": missing[:20],
+        "official": dict(official), "warnings": warn,
+    }
+    return rows, summary
+
+
+# ------------------------------------------------------------------------------------------ output
+
+def score_responses(benchmark: str, responses, answers=None, questions=None, **kw) -> tuple[list[dict], dict]:
+    """``score_mmmu_outputs(responses)`` or ``score_cmmmu_outputs(responses, answers, questions)``."""
+    if benchmark == "mmmu":
+        return score_mmmu_outputs(responses, **kw)
+    if benchmark == "cmmmu":
+        if answers is None:
+            raise ValueError("CMMMU needs --answers (gold rows {id, type, answer}, e.g. the cmmmu-data-val folder)")
+        return score_cmmmu_outputs(responses, answers, questions, **kw)
+    raise ValueError(f"score-responses supports mmmu and cmmmu, not {benchmark!r}")
+
+
+def write_outputs(rows: list[dict], summary: dict, out) -> tuple[Path, Path]:
+    """``out/predictions.jsonl`` (one row per item) and ``out/summary.json``."""
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    pred = out / "predictions.jsonl"
+    with open(pred, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+    write_json_atomic(out / "summary.json", summary)
+    return pred, out / "summary.json"
+
+
+def print_table(summary: dict) -> None:
+    """The official-style table (name, number of items, accuracy x100) and the counts."""
+    print(f"{'':40s} {'num':>6s} {'acc':>6s}")
+    for name, v in summary["official"].items():
+        num = v.get("num", v.get("entries_num"))
+        acc = v["acc"]
+        print(f"{name:40s} {num:6d} {100 * acc:6.1f}")
+    print("counts: " + ", ".join(f"{k} {v}" for k, v in summary["counts"].items()))
+    for w in summary.get("warnings", []):
+        print(f"warning: {w}")

@@ -1,0 +1,301 @@
+"""CMMMU: the official repository layout and the Hugging Face layout (``m-a-p/CMMMU``).
+
+Spec/protocols.md §4.1 (data, both layouts), §4.2 (categories and subjects), §4.7 (pitfalls).
+
+- Official: ``cmmmu-data-{dev,val,test}/<category_folder>/<category_folder>.jsonl`` with the
+  image files beside it; ``<img="q_12487_001.png">`` tags in question and options name them.
+- HF: ``<category_folder>/<split>-*.parquet`` locally, or a hub id read with
+  ``datasets.load_dataset(source, category_folder, split=...)``; ``image_i_filename`` says which
+  ``image_i`` column a tag refers to. HF images are written once to a cache folder as PNG.
+
+Items keep the tags verbatim; ``Item.images`` follow the tags' first appearance in question,
+then options 1-4 (the order lmms-eval feeds them, §4.1).
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+from pathlib import Path
+
+from mmbench_lib.core.items import DataError, Item
+from mmbench_lib.tasks import cmmmu_parser as parser
+from mmbench_lib.tasks._common import media_path
+from mmbench_lib.tasks.mmmu import HUB_ID_RE, write_image
+from mmbench_lib.tasks.mmmu import default_cache_dir
+
+BENCHMARK = "cmmmu"
+HUB_ID = "m-a-p/CMMMU"
+SPLITS = ("dev", "val", "test")
+SPLIT_ALIASES = {"validation": "val"}
+NUM_IMAGE_COLUMNS = 5  # image_1 .. image_5 on HF (spec §4.1)
+IMG_TAG = re.compile(r'<img="([^"]+)">')
+
+#: Chinese type -> ours (spec §4.1); the Chinese type stays in ``meta["type"]``.
+QUESTION_TYPES = {"选择": "multiple-choice", "判断": "true-false", "填空": "fill-in-the-blank"}
+TF_ANSWERS = ("对", "错")
+
+CATEGORY_ORDER = parser.CATEGORY_ORDER  # official processing order (spec §4.5)
+CATEGORY_EN = parser.CATEGORY_EN
+CATEGORY_FOLDER = parser.CATEGORY_FOLDER
+FOLDER_CATEGORY = {v: k for k, v in CATEGORY_FOLDER.items()}
+SUBJECTS = parser.SUBJECTS
+
+#: Dimension id per (category, Chinese subject): 1-30 in the table order of spec §4.2.
+SUBJECT_IDS: dict[str, int] = {s: i for i, s in enumerate((s for c in CATEGORY_ORDER for s in SUBJECTS[c]), start=1)}
+#: id -> (English subject, English category).
+DIMENSIONS: dict[int, tuple[str, str]] = {
+    SUBJECT_IDS[s]: (en, CATEGORY_EN[c]) for c in CATEGORY_ORDER for s, en in SUBJECTS[c].items()
+}
+#: Metric groups: the official scorer reports per category and Overall, micro (spec §4.5).
+GROUPS: dict[str, tuple[int, ...]] = {
+    **{CATEGORY_EN[c]: tuple(SUBJECT_IDS[s] for s in SUBJECTS[c]) for c in CATEGORY_ORDER},
+    "Overall": tuple(range(1, len(SUBJECT_IDS) + 1)),
+}
+
+
+def resolve_category(name: str) -> str:
+    """Chinese category for a Chinese name, English name or folder/config name."""
+    for zh in CATEGORY_ORDER:
+        if name in (zh, CATEGORY_EN[zh], CATEGORY_FOLDER[zh]):
+            return zh
+    raise ValueError(f"unknown CMMMU category {name!r}; use one of {list(CATEGORY_FOLDER.values())}")
+
+
+def image_tags(question: str, options: list[str]) -> list[str]:
+    """File names of ``<img="...">`` tags by first appearance in question, then options (spec §4.1)."""
+    seen: list[str] = []
+    for text in [question, *options]:
+        for name in IMG_TAG.findall(text or ""):
+            if name not in seen:
+                seen.append(name)
+    return seen
+
+
+def _as_list(value) -> list[str]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        if value.lstrip().startswith("["):
+            try:
+                parsed = ast.literal_eval(value.strip())
+                if isinstance(parsed, (list, tuple)):
+                    return [str(v) for v in parsed]
+            except (ValueError, SyntaxError):
+                pass
+        return [value]
+    return [str(v) for v in value]
+
+
+def record_to_item(rec: dict, category: str, split: str, path, images: list[str], errors: list[str],
+                   tags: list[str]) -> Item:
+    """One record (either layout) -> ``Item``; the caller resolves ``images`` for ``tags``."""
+    qid = str(rec["id"])
+    ctype = rec.get("type")
+    subject_zh = rec.get("subcategory")
+    if subject_zh not in SUBJECTS[category]:
+        raise DataError(str(path), f"unknown subcategory {subject_zh!r} for category {category} "
+                                   f"(known: {list(SUBJECTS[category])})", qid, "subcategory")
+    answer = rec.get("answer")
+    if split == "test" and answer in (None, ""):
+        answer = None
+    elif answer is None:
+        raise DataError(str(path), "field missing", qid, "answer")
+    elif ctype == "选择":
+        if not isinstance(answer, str) or not answer or any(c not in "ABCD" for c in answer):
+            raise DataError(str(path), f"multiple-choice answer must be letters A-D (e.g. 'AC'), got {answer!r}", qid, "answer")
+    elif ctype == "判断":
+        if answer not in TF_ANSWERS:
+            raise DataError(str(path), f"true/false answer must be 对 or 错, got {answer!r}", qid, "answer")
+    else:
+        answer = str(answer)
+    options = [rec.get(f"option{i}") or "" for i in range(1, 5)] if ctype == "选择" else []
+    item = Item(
+        id=qid, benchmark=BENCHMARK, split=split, question=rec["question"], choices=options, answer=answer,
+        dimension_id=SUBJECT_IDS[subject_zh], dimension=SUBJECTS[category][subject_zh], group=CATEGORY_EN[category],
+        question_type=QUESTION_TYPES[ctype], difficulty=rec.get("difficulty_level") or None,
+        image_type=_as_list(rec.get("img_type")), images=images,
+        meta={
+            "type": ctype, "category_zh": category, "subject_zh": subject_zh, "category_folder": CATEGORY_FOLDER[category],
+            "subfield": _as_list(rec.get("subfield")), "distribution": rec.get("distribution"),
+            "source_type": rec.get("source_type"), "source": rec.get("source"), "analysis": rec.get("analysis"),
+            "img_list": _as_list(rec.get("img_list")), "image_tags": [f'<img="{t}">' for t in tags],
+            "source_file": str(path),
+        },
+    )
+    if errors:
+        item.meta["media_error"] = "; ".join(errors)
+    return item
+
+
+def _alias(name) -> str | None:
+    try:
+        return resolve_category(str(name))
+    except ValueError:
+        return None
+
+
+def _check_record(rec, path, where: str, category: str) -> None:
+    if not isinstance(rec, dict):
+        raise DataError(str(path), f"{where}: expected a JSON object, got {type(rec).__name__}")
+    if rec.get("id") in (None, ""):
+        raise DataError(str(path), f"{where}: field missing", None, "id")
+    qid = str(rec["id"])
+    if rec.get("type") not in QUESTION_TYPES:
+        raise DataError(str(path), f"unknown type {rec.get('type')!r}; expected 选择, 判断 or 填空", qid, "type")
+    if not isinstance(rec.get("question"), str):
+        raise DataError(str(path), f"expected a string, got {type(rec.get('question')).__name__}", qid, "question")
+    if rec.get("category") not in (None, "", category) and _alias(rec["category"]) != category:
+        raise DataError(str(path), f"category {rec['category']!r} does not match its folder ({CATEGORY_FOLDER[category]})", qid, "category")
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """Records of a JSONL file; a bad line raises DataError naming file and line."""
+    if not path.is_file():
+        raise DataError(str(path), "file not found")
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise DataError(str(path), f"line {n} is not valid JSON ({e.msg})") from None
+    return rows
+
+
+def _load_official(split_dir: Path, category: str, split: str) -> list[Item]:
+    folder = split_dir / CATEGORY_FOLDER[category]
+    path = folder / f"{CATEGORY_FOLDER[category]}.jsonl"
+    items = []
+    for n, rec in enumerate(read_jsonl(path), 1):
+        _check_record(rec, path, f"line {n}", category)
+        options = [rec.get(f"option{i}") or "" for i in range(1, 5)] if rec["type"] == "选择" else []
+        tags = image_tags(rec["question"], options)
+        listed = [t for t in _as_list(rec.get("img_list")) if t not in tags]
+        images, errors = [], []
+        for name in tags + listed:  # listed but untagged files go last
+            p, err = media_path(folder, name)
+            if err is None and not Path(p).is_file():
+                err = "file not found"
+            images.append(p)
+            if err:
+                errors.append(f"{name}: {err}")
+        items.append(record_to_item(rec, category, split, path, images, errors, tags + listed))
+    return items
+
+
+def _hf_images(rec: dict, path, category: str, split: str, cache: Path) -> Item:
+    qid = str(rec["id"])
+    options = [rec.get(f"option{i}") or "" for i in range(1, 5)] if rec["type"] == "选择" else []
+    tags = image_tags(rec["question"], options)
+    by_name = {rec.get(f"image_{i}_filename"): i for i in range(1, NUM_IMAGE_COLUMNS + 1) if rec.get(f"image_{i}_filename")}
+    images, errors = [], []
+    for name in tags:
+        if name not in by_name:
+            where = "question" if f'<img="{name}">' in rec["question"] else "options"
+            raise DataError(str(path), f'tag <img="{name}"> has no image (no image_i_filename names it)', qid, where)
+        i = by_name[name]
+        p, err = write_image(rec.get(f"image_{i}"), cache / split / CATEGORY_FOLDER[category], f"{qid}_{Path(name).stem}")
+        images.append(p or "")
+        if err:
+            errors.append(f"image_{i} ({name}): {err}")
+    return record_to_item(rec, category, split, path, images, errors, tags)
+
+
+def _load_hf_rows(rows: list[dict], path, category: str, split: str, cache: Path) -> list[Item]:
+    items = []
+    for n, rec in enumerate(rows, 1):
+        _check_record(rec, path, f"row {n}", category)
+        items.append(_hf_images(rec, path, category, split, cache))
+    return items
+
+
+def _read_parquet(folder: Path, category: str, split: str) -> tuple[str, list[dict]]:
+    import pyarrow.parquet as pq
+
+    files = sorted((folder / CATEGORY_FOLDER[category]).glob(f"{split}-*.parquet"))
+    if not files:
+        raise DataError(str(folder / CATEGORY_FOLDER[category]), f"no {split}-*.parquet file")
+    rows = []
+    for f in files:
+        try:
+            rows.extend(pq.read_table(f).to_pylist())
+        except Exception as e:  # noqa: BLE001
+            raise DataError(str(f), f"not a readable parquet file ({type(e).__name__}: {e})") from None
+    return str(files[0]) if len(files) == 1 else str(files[0].parent / f"{split}-*.parquet"), rows
+
+
+def _read_hub(source: str, category: str, split: str) -> tuple[str, list[dict]]:
+    import datasets
+
+    where = f"{source}:{CATEGORY_FOLDER[category]}/{split}"
+    try:
+        ds = datasets.load_dataset(source, CATEGORY_FOLDER[category], split=split)
+    except (FileNotFoundError, ConnectionError) as e:
+        raise DataError(where, f"not a local folder, and the hub dataset could not be loaded ({e})") from None
+    for i in range(1, NUM_IMAGE_COLUMNS + 1):
+        if f"image_{i}" in ds.column_names:
+            ds = ds.cast_column(f"image_{i}", datasets.Image(decode=False))
+    return where, ds.to_list()
+
+
+def detect_layout(source) -> tuple[str, Path | None]:
+    """``("official", root)``, ``("hf-local", root)`` or ``("hub", None)`` for a source."""
+    root = Path(source)
+    if root.is_dir():
+        if any((root / f"cmmmu-data-{s}").is_dir() for s in SPLITS) or any(
+                (root / f / f"{f}.jsonl").is_file() for f in FOLDER_CATEGORY):
+            return "official", root
+        if any((root / f).is_dir() and any((root / f).glob("*.parquet")) for f in FOLDER_CATEGORY):
+            return "hf-local", root
+        raise DataError(str(root), "neither the official layout (cmmmu-data-<split>/<category>/<category>.jsonl) "
+                                   "nor the HF layout (<category>/<split>-*.parquet)")
+    if root.exists() or not HUB_ID_RE.fullmatch(str(source)):
+        raise DataError(str(source), "expected a local data folder or a hub id such as 'm-a-p/CMMMU'")
+    return "hub", None
+
+
+def load(source: str | os.PathLike = HUB_ID, split: str = "val", categories: list[str] | str | None = None,
+         cache_dir: str | os.PathLike | None = None) -> list[Item]:
+    """Items of the given categories (default all six) and split, in official category order.
+
+    ``source``: the official data root (holding ``cmmmu-data-<split>/``) or one
+    ``cmmmu-data-<split>`` folder; a local HF-layout folder (``<category>/<split>-*.parquet``); or
+    a hub id (``m-a-p/CMMMU``). ``cache_dir``: where HF images are written as PNG (default under
+    ``$MMBENCH_CACHE`` or ``~/.cache/mmbench``); the official layout's files are used in place.
+    """
+
+    split = SPLIT_ALIASES.get(split, split)
+    if split not in SPLITS:
+        raise ValueError(f"unknown CMMMU split {split!r}; use one of {SPLITS}")
+    layout, root = detect_layout(source)
+    if layout == "official" and (root / f"cmmmu-data-{split}").is_dir():
+        root = root / f"cmmmu-data-{split}"
+    elif layout == "official" and not any((root / f / f"{f}.jsonl").is_file() for f in FOLDER_CATEGORY):
+        raise DataError(str(root), f"no cmmmu-data-{split} folder")
+    if categories is None or categories == "all":
+        if layout == "hub":
+            chosen = list(CATEGORY_ORDER)
+        else:
+            chosen = [c for c in CATEGORY_ORDER if (root / CATEGORY_FOLDER[c]).is_dir()]
+    else:
+        wanted = {resolve_category(c) for c in ([categories] if isinstance(categories, str) else categories)}
+        chosen = [c for c in CATEGORY_ORDER if c in wanted]
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir(str(source), BENCHMARK)
+    items: list[Item] = []
+    seen: dict[str, str] = {}
+    for category in chosen:
+        if layout == "official":
+            got = _load_official(root, category, split)
+        else:
+            path, rows = _read_parquet(root, category, split) if layout == "hf-local" else _read_hub(str(source), category, split)
+            got = _load_hf_rows(rows, path, category, split, cache)
+        for item in got:
+            if item.id in seen:
+                raise DataError(item.meta["source_file"], f"duplicate id (also in {seen[item.id]})", item.id, "id")
+            seen[item.id] = item.meta["source_file"]
+        items.extend(got)
+    return items

@@ -1,0 +1,294 @@
+"""MMMU: the Hugging Face layout (``MMMU/MMMU``, one config per subject, splits dev/validation/test).
+
+Spec/protocols.md §3.1 (schema), §3.2 (disciplines), §3.10 (pitfalls). ``source`` is a hub id
+(read with ``datasets.load_dataset(source, subject, split=...)``) or a local folder holding the
+hub repository's parquet files, ``<folder>/<Subject>/<split>-*.parquet``. Images are written once
+to a cache folder as PNG, so ``Item.images`` are file paths; ``<image k>`` placeholders stay
+verbatim in the question, and the images follow their first appearance in question then options
+(P-M4: all referenced images are fed, unlike the official runner).
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import os
+import re
+import warnings
+from pathlib import Path
+
+from mmbench_lib.core.items import DataError, Item
+from mmbench_lib.tasks import mmmu_parser as parser
+
+BENCHMARK = "mmmu"
+HUB_ID = "MMMU/MMMU"
+SPLITS = ("dev", "validation", "test")
+SPLIT_ALIASES = {"val": "validation"}
+NUM_IMAGE_COLUMNS = 7  # image_1 .. image_7 (spec §3.1)
+PLACEHOLDER = re.compile(r"<image (\d+)>")
+HUB_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+
+#: HF ``question_type`` -> ours; the official key calls open questions "short-answer" (spec §3.1, §6.4).
+QUESTION_TYPES = {"multiple-choice": "multiple-choice", "open": "short-answer", "short-answer": "short-answer"}
+
+#: Discipline -> subjects, reused from the parser module (spec §3.2).
+DISCIPLINES = parser.DISCIPLINES
+SUBJECT_TO_DISCIPLINE = parser.SUBJECT_TO_DISCIPLINE
+SUBJECTS: list[str] = [s for subs in DISCIPLINES.values() for s in subs]
+#: Short key (``acc``) -> subject, in official processing order (spec §3.2, §3.7).
+SHORT_KEYS = parser.SUBJECT_ORDER
+
+#: Dimension id per subject (1-30, in the discipline table order), so ``metrics`` can group them.
+SUBJECT_IDS: dict[str, int] = {s: i for i, s in enumerate(SUBJECTS, start=1)}
+#: id -> (subject, discipline), the same shape the SEED modules use (name first).
+DIMENSIONS: dict[int, tuple[str, str]] = {i: (s, SUBJECT_TO_DISCIPLINE[s]) for s, i in SUBJECT_IDS.items()}
+#: Metric groups: each discipline ("Overall-<Discipline>") and "Overall", question-weighted (spec §3.8).
+GROUPS: dict[str, tuple[int, ...]] = {
+    **{d: tuple(SUBJECT_IDS[s] for s in subs) for d, subs in DISCIPLINES.items()},
+    "Overall": tuple(SUBJECT_IDS[s] for s in SUBJECTS),
+}
+
+_IMAGE_CACHE_ENV = "MMBENCH_CACHE"
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def resolve_subject(name: str) -> str:
+    """Full subject name for a config name, short key (``acc``) or spaced name ("Art Theory")."""
+    if name in SUBJECT_IDS:
+        return name
+    if name in SHORT_KEYS:
+        return SHORT_KEYS[name]
+    folded = {s.lower(): s for s in SUBJECTS}
+    key = name.strip().replace(" ", "_").lower()
+    if key in folded:
+        return folded[key]
+    raise ValueError(f"unknown MMMU subject {name!r}; known: {SUBJECTS} or short keys {list(SHORT_KEYS)}")
+
+
+def default_cache_dir(source: str, benchmark: str = BENCHMARK) -> Path:
+    """``$MMBENCH_CACHE`` (default ``~/.cache/mmbench``) ``/<benchmark>/<source slug>-<hash>``."""
+    root = Path(os.environ.get(_IMAGE_CACHE_ENV) or Path.home() / ".cache" / "mmbench")
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(source)).strip("-")[-40:] or "source"
+    digest = hashlib.sha256(str(Path(source).resolve() if Path(source).exists() else source).encode()).hexdigest()[:8]
+    return root / benchmark / f"{slug}-{digest}"
+
+
+def write_image(value, dest_dir: Path, stem: str) -> tuple[str | None, str | None]:
+    """Write one HF image cell (PIL image, ``{"bytes", "path"}`` or raw bytes) as PNG, once.
+
+    Returns ``(path, error)``. The file name carries a hash of the source bytes, so a changed
+    image gets a new file and an existing file is reused as is. PNG bytes are kept verbatim;
+    other formats are decoded and re-encoded. Unreadable data gives ``(None, reason)``.
+    """
+    data, src_path = None, None
+    if value is None:
+        return None, "no image"
+    if isinstance(value, (bytes, bytearray)):
+        data = bytes(value)
+    elif isinstance(value, dict):
+        data, src_path = value.get("bytes"), value.get("path")
+        if data is None and src_path and Path(src_path).is_file():
+            data = Path(src_path).read_bytes()
+    elif hasattr(value, "save"):  # a decoded PIL image
+        buf = io.BytesIO()
+        try:
+            value.save(buf, format="PNG")
+        except OSError:
+            value.convert("RGB").save(buf, format="PNG")
+        data = buf.getvalue()
+    if not data:
+        return None, f"image has no bytes{f' and its path {src_path!r} is not a file' if src_path else ''}"
+    target = Path(dest_dir) / f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}.png"
+    if target.is_file():
+        return str(target), None
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            img.load()
+            if data.startswith(_PNG_SIGNATURE):
+                out = data
+            else:
+                buf = io.BytesIO()
+                try:
+                    img.save(buf, format="PNG")
+                except OSError:  # e.g. CMYK JPEG
+                    img.convert("RGB").save(buf, format="PNG")
+                out = buf.getvalue()
+    except Exception as e:  # noqa: BLE001 - any decoder failure marks only this item
+        return None, f"cannot decode image ({type(e).__name__}: {e})"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(out)
+    os.replace(tmp, target)
+    return str(target), None
+
+
+def placeholder_order(question: str, options: list[str]) -> list[int]:
+    """Image numbers k in order of first appearance of ``<image k>`` in question, then options (spec §3.1, P-M4)."""
+    seen: list[int] = []
+    for text in [question, *options]:
+        for m in PLACEHOLDER.finditer(text):
+            k = int(m.group(1))
+            if k not in seen:
+                seen.append(k)
+    return seen
+
+
+def _parse_list(value, path, item_id, field) -> list:
+    """A Python-list repr (``options``, ``img_type``) via ``ast.literal_eval``, never eval (P-M6)."""
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    if value is None:
+        raise DataError(str(path), "field is empty", item_id, field)
+    try:
+        out = parser.parse_options(value) if field == "options" else ast.literal_eval(value.strip() or "[]")
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as e:
+        raise DataError(str(path), f"not a Python list literal ({type(e).__name__}): {str(value)[:80]!r}", item_id, field) from None
+    if not isinstance(out, (list, tuple)):
+        raise DataError(str(path), f"expected a list, got {type(out).__name__}", item_id, field)
+    return [str(v) for v in out]
+
+
+def record_to_item(rec: dict, subject: str, split: str, path, image_dir: Path) -> Item:
+    """One HF row -> ``Item`` (spec §3.1); raises DataError naming file, item and field."""
+    qid = rec.get("id")
+    if not isinstance(qid, str) or not qid:
+        raise DataError(str(path), f"missing or non-string id {qid!r}", None, "id")
+    for key in ("question", "options", "question_type"):
+        if not isinstance(rec.get(key), str):
+            raise DataError(str(path), f"expected a string, got {type(rec.get(key)).__name__}", qid, key)
+    question = rec["question"]
+    options = _parse_list(rec["options"], path, qid, "options")
+    raw_type = rec["question_type"]
+    if raw_type not in QUESTION_TYPES:
+        raise DataError(str(path), f"unknown question_type {raw_type!r}; expected 'multiple-choice' or 'open'", qid, "question_type")
+    qtype = QUESTION_TYPES[raw_type]
+    if qtype == "multiple-choice" and not options:
+        raise DataError(str(path), "multiple-choice question without options", qid, "options")
+
+    answer = rec.get("answer")
+    if split == "test" or answer in (None, "", "?"):
+        gold = None  # withheld (spec §3.1)
+    else:
+        gold = parser.parse_gold(answer)
+        if qtype == "multiple-choice":
+            letters = [chr(ord("A") + i) for i in range(len(options))]
+            for g in gold if isinstance(gold, list) else [gold]:
+                if g not in letters:
+                    raise DataError(str(path), f"answer {answer!r} is not one of the option letters {letters}", qid, "answer")
+
+    order = placeholder_order(question, options)
+    present = [k for k in range(1, NUM_IMAGE_COLUMNS + 1) if rec.get(f"image_{k}") is not None]
+    for k in order:
+        if not 1 <= k <= NUM_IMAGE_COLUMNS or rec.get(f"image_{k}") is None:
+            where = "question" if f"<image {k}>" in question else "options"
+            raise DataError(str(path), f"placeholder <image {k}> has no image (column image_{k} is empty or absent)", qid, where)
+    unreferenced = [k for k in present if k not in order]
+    images, errors = [], []
+    for k in order + unreferenced:
+        p, err = write_image(rec[f"image_{k}"], image_dir, f"{qid}_image_{k}")
+        images.append(p or "")
+        if err:
+            errors.append(f"image_{k}: {err}")
+
+    img_type = rec.get("img_type")
+    image_type = _parse_list(img_type, path, qid, "img_type") if img_type not in (None, "") else []
+    item = Item(
+        id=qid, benchmark=BENCHMARK, split=split, question=question, choices=options if qtype == "multiple-choice" else [],
+        answer=gold, dimension_id=SUBJECT_IDS[subject], dimension=subject, group=SUBJECT_TO_DISCIPLINE[subject],
+        question_type=qtype, difficulty=rec.get("topic_difficulty") or None, image_type=image_type, images=images,
+        meta={
+            "subfield": rec.get("subfield"), "explanation": rec.get("explanation") or "",
+            "image_tags": [f"<image {k}>" for k in order + unreferenced], "question_type_raw": raw_type,
+            "source_file": str(path),
+        },
+    )
+    if unreferenced:
+        item.meta["unreferenced_images"] = [f"image_{k}" for k in unreferenced]
+    option_images = {chr(ord("A") + i): o for i, o in enumerate(options) if PLACEHOLDER.fullmatch(o.strip())}
+    if option_images:
+        item.meta["option_images"] = option_images
+    if isinstance(gold, list) and isinstance(answer, str):
+        item.meta["answer_raw"] = answer  # HF list string (P-M2)
+    if errors:
+        item.meta["media_error"] = "; ".join(errors)
+    return item
+
+
+def _local_subjects(folder: Path) -> list[str]:
+    return [s for s in SUBJECTS if (folder / s).is_dir()]
+
+
+def _read_local(folder: Path, subject: str, split: str) -> tuple[str, list[dict]]:
+    import pyarrow.parquet as pq
+
+    files = sorted((folder / subject).glob(f"{split}-*.parquet"))
+    if not files:
+        raise DataError(str(folder / subject), f"no {split}-*.parquet file for subject {subject!r}")
+    rows = []
+    for f in files:
+        try:
+            rows.extend(pq.read_table(f).to_pylist())
+        except Exception as e:  # noqa: BLE001 - pyarrow raises several types for a bad file
+            raise DataError(str(f), f"not a readable parquet file ({type(e).__name__}: {e})") from None
+    return (str(files[0]) if len(files) == 1 else str(folder / subject / f"{split}-*.parquet")), rows
+
+
+def _is_local(source) -> bool:
+    """True for a local folder; a hub id is ``owner/name`` that is not a local path; else DataError."""
+    if Path(source).is_dir():
+        return True
+    if Path(source).exists() or not HUB_ID_RE.fullmatch(str(source)):
+        raise DataError(str(source), "expected a local data folder or a hub id such as 'owner/name'")
+    return False
+
+
+def _read_hub(source: str, subject: str, split: str) -> tuple[str, list[dict]]:
+    import datasets
+
+    try:
+        ds = datasets.load_dataset(source, subject, split=split)
+    except (FileNotFoundError, ConnectionError) as e:
+        raise DataError(f"{source}:{subject}/{split}", f"not a local folder, and the hub dataset could not be loaded ({e})") from None
+    for k in range(1, NUM_IMAGE_COLUMNS + 1):  # raw {"bytes", "path"} cells: no decode + re-encode
+        if f"image_{k}" in ds.column_names:
+            ds = ds.cast_column(f"image_{k}", datasets.Image(decode=False))
+    return f"{source}:{subject}/{split}", ds.to_list()
+
+
+def load(source: str | os.PathLike = HUB_ID, split: str = "validation", subjects: list[str] | str | None = None,
+         cache_dir: str | os.PathLike | None = None) -> list[Item]:
+    """Items of the given subjects (default all; names, short keys or spaced names) and split.
+
+    ``source``: a hub id (``MMMU/MMMU``) or a local folder ``<folder>/<Subject>/<split>-*.parquet``.
+    ``cache_dir``: where images are written as PNG (default ``$MMBENCH_CACHE`` or
+    ``~/.cache/mmbench``, under ``mmmu/<source>``). Subjects come out in the discipline table order,
+    items in file order.
+    """
+    split = SPLIT_ALIASES.get(split, split)
+    if split not in SPLITS:
+        raise ValueError(f"unknown MMMU split {split!r}; use one of {SPLITS}")
+    local = _is_local(source)
+    if subjects is None or subjects == "all":
+        chosen = _local_subjects(Path(source)) if local else list(SUBJECTS)
+        if local and not chosen:
+            raise DataError(str(source), f"no subject folders found (expected e.g. {source}/Accounting/{split}-*.parquet)")
+    else:
+        names = [subjects] if isinstance(subjects, str) else list(subjects)
+        wanted = {resolve_subject(s) for s in names}
+        chosen = [s for s in SUBJECTS if s in wanted]
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir(str(source))
+    items: list[Item] = []
+    seen: dict[str, str] = {}
+    for subject in chosen:
+        path, rows = _read_local(Path(source), subject, split) if local else _read_hub(str(source), subject, split)
+        for rec in rows:
+            item = record_to_item(rec, subject, split, path, cache / split / subject)
+            if item.id in seen:
+                raise DataError(path, f"duplicate id (also in {seen[item.id]})", item.id, "id")
+            seen[item.id] = path
+            if parser.subject_from_id(item.id) not in (subject, ""):
+                warnings.warn(f"{path}: id {item.id!r} names another subject than its config {subject!r}", stacklevel=2)
+            items.append(item)
+    return items

@@ -1,0 +1,93 @@
+"""How an item becomes a ranking request: prompt template, continuation form, chat wrapping.
+
+Every number the suite reports names the recipe that produced it (spec P-T1: SEED-Bench-2 has
+no single official recipe). ``seed1-ppl`` is the v1 reference (InstructBLIP via LAVIS):
+prompt ``Question: {q}\\nAnswer:``, the choice *content* as continuation, summed NLL.
+The SEED leaderboard also accepts "PPL for A/B/C/D" (``qwen-vl-letters``: the options listed in
+the prompt, the letters ranked) and lmms-eval's ``seedbench_ppl`` (``lmms-eval-ppl``), spec §1.4.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from mmbench_lib.core.items import Item
+from mmbench_lib.core.requests import IMAGE, ScoreRequest
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str = "seed1-ppl"
+    prompt: str = "Question: {question}\nAnswer:"
+    separator: str = " "  # put between the prompt and each choice's content
+    chat: bool = False  # wrap the prompt in the model's chat template (LLaVA wrapper style)
+    reduction: str = "sum"  # which log-likelihood reduction decides: "sum" or "mean"
+    image_size: int = 0  # >0: squash each image to NxN (bicubic, no crop) before the processor, as the reference wrappers do
+    continuation: str = "content"  # "content": each choice's text is ranked; "letter": its option letter (A, B, ...)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+RECIPES = {
+    # the SEED v1 reference preprocessing too: images bicubic-resized to 224x224 with no crop (spec §1.4 item 4)
+    "seed1-ppl-lavis224": Recipe(name="seed1-ppl-lavis224", image_size=224),
+    # SEED-2 LLaVA-1.5 wrapper with its preprocessing: bicubic 336x336, no crop (spec §2.4)
+    "llava-chat-336": Recipe(name="llava-chat-336", prompt="{question}", separator=" ", chat=True, reduction="mean", image_size=336),
+    # SEED v1 reference recipe (spec §1.4): summed log-likelihood of the choice content
+    "seed1-ppl": Recipe(),
+    # SEED-2 LLaVA-1.5 wrapper (spec §2.4): question as the user turn, the candidate as the
+    # assistant's answer, no options and no "Answer:", mean token NLL
+    "llava-chat": Recipe(name="llava-chat", prompt="{question}", separator=" ", chat=True, reduction="mean"),
+    # Qwen-VL's SEED recipe, leaderboard "PPL for A/B/C/D" (spec §1.4): options in the prompt, the
+    # letters " A" ... " D" ranked by mean NLL (one token each with most tokenizers)
+    "qwen-vl-letters": Recipe(name="qwen-vl-letters", prompt="Question: {question}\nOptions: {options}\nAnswer:",
+                              separator=" ", reduction="mean", continuation="letter"),
+    # lmms-eval seedbench_ppl (spec §1.4): "{question} Answer :" + the choice contents, summed
+    "lmms-eval-ppl": Recipe(name="lmms-eval-ppl", prompt="{question} Answer :"),
+}
+
+
+def get_recipe(name: str | Recipe = "seed1-ppl", **overrides) -> Recipe:
+    if isinstance(name, Recipe):
+        base = name
+    else:
+        try:
+            base = RECIPES[name]
+        except KeyError:
+            raise ValueError(f"unknown recipe {name!r}; available: {sorted(RECIPES)}") from None
+    if overrides:
+        base = Recipe(**{**base.to_dict(), **{k: v for k, v in overrides.items() if v is not None}})
+    return base
+
+
+def question_text(item: Item) -> str:
+    """The question with the benchmark's image placeholder turned into the adapters' marker."""
+    if item.image_marker and item.image_marker in item.question:
+        return item.question.replace(item.image_marker, IMAGE)
+    return item.question
+
+
+def paper_preprocess(images, size: int):
+    """Bicubic resize of each image to ``size x size`` with no crop (aspect ratio not kept), the
+    reference wrappers' preprocessing; the processor's own normalisation still applies after it."""
+    from PIL import Image
+
+    return [im.resize((size, size), Image.BICUBIC) for im in images] if size else list(images)
+
+
+def options_text(item: Item) -> str:
+    """``A. first\nB. second ...``: the options block of the letter recipes."""
+    return "\n".join(f"{letter}. {choice}" for letter, choice in zip(item.letters, item.choices))
+
+
+def score_request(item: Item, recipe: Recipe, images=()) -> ScoreRequest:
+    if recipe.continuation not in ("content", "letter"):
+        raise ValueError(f"recipe {recipe.name!r}: continuation must be 'content' or 'letter', got {recipe.continuation!r}")
+    answers = item.letters if recipe.continuation == "letter" else item.choices
+    return ScoreRequest(
+        id=item.id,
+        prompt=recipe.prompt.format(question=question_text(item), options=options_text(item)),
+        continuations=[recipe.separator + a for a in answers],
+        images=list(images),
+        chat=recipe.chat,
+    )

@@ -1,0 +1,178 @@
+"""SEED-Bench (v1): the raw ``SEED-Bench.json`` layout, 12 dimensions, image + video.
+
+SEED-Bench paper §3 (dimensions, Table 1/3) and spec/protocols.md §1. Dimension ids are the
+key (pitfall P-S1: the names of ids 3 and 4 were once swapped in the file's ``question_type``
+map); the paper's names are used and a disagreeing file map is reported, not trusted.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+from mmbench_lib.core.items import DataError, Item, VideoClip
+from mmbench_lib.core.video import list_frame_folder
+from mmbench_lib.tasks._common import media_path, read_json, require
+
+BENCHMARK = "seed"
+
+#: id -> (name, modality). SEED-Bench Table 1 / spec §1.2.
+DIMENSIONS: dict[int, tuple[str, str]] = {
+    1: ("Scene Understanding", "image"),
+    2: ("Instance Identity", "image"),
+    3: ("Instance Attributes", "image"),
+    4: ("Instance Location", "image"),
+    5: ("Instances Counting", "image"),
+    6: ("Spatial Relation", "image"),
+    7: ("Instance Interaction", "image"),
+    8: ("Visual Reasoning", "image"),
+    9: ("Text Understanding", "image"),
+    10: ("Action Recognition", "video"),
+    11: ("Action Prediction", "video"),
+    12: ("Procedure Understanding", "video"),
+}
+IMAGE_DIMS = tuple(range(1, 10))
+VIDEO_DIMS = (10, 11, 12)
+
+#: official frame rule per video dimension (spec §1.4 item 7) and the source it reads
+VIDEO_RULES = {10: "whole_minus_last", 11: "seconds", 12: "frames"}
+VIDEO_SOURCES = {10: "ssv2", 11: "epic_kitchens", 12: "breakfast"}
+
+#: metric groups: name -> dimension ids (spec §1.5)
+GROUPS = {"Image": IMAGE_DIMS, "Video": VIDEO_DIMS, "All": IMAGE_DIMS + VIDEO_DIMS}
+
+PROMPT = "Question: {question}\nAnswer:"  # the v1 reference recipe (InstructBLIP via LAVIS)
+
+
+def select_dimensions(task: str | int | list | None) -> tuple[int, ...]:
+    """Official ``--task``: 'image' = 1-9, 'video' = 10-12, 'all', or dimension id(s)."""
+    if task in (None, "all", "All"):
+        return IMAGE_DIMS + VIDEO_DIMS
+    if task == "image":
+        return IMAGE_DIMS
+    if task == "video":
+        return VIDEO_DIMS
+    ids = [task] if isinstance(task, (int, str)) else list(task)
+    out = []
+    for t in ids:
+        t = int(t)
+        if t not in DIMENSIONS:
+            raise ValueError(f"unknown SEED-Bench dimension id {t}; known: 1-12")
+        out.append(t)
+    return tuple(out)
+
+
+def load(
+    annotation_file: str | os.PathLike,
+    image_root: str | os.PathLike | None = None,
+    video_roots: dict | None = None,
+    frames_root: str | os.PathLike | None = None,
+    dimensions: str | int | list | None = "all",
+) -> list[Item]:
+    """Read ``SEED-Bench.json`` into items.
+
+    ``image_root``: the flat CC3M folder (``<root>/<data_id>``, no extension added).
+    ``video_roots``: source name or dimension id -> root (``ssv2``/10, ``epic_kitchens``/11,
+    ``breakfast``/12); the video is ``<root>/<data_id>`` (dim 11 also tries the basename, as
+    Qwen-VL's converter does). ``frames_root``: pre-extracted frames, ``<root>/<question_id>/``;
+    when given, video questions use those frames instead of decoding.
+    """
+    path = Path(annotation_file)
+    data = read_json(path)
+    questions = require(data, "questions", path, None, list)
+    qtype_map = require(data, "question_type", path, None, dict)
+    _check_type_map(qtype_map, path)
+    wanted = set(select_dimensions(dimensions))
+    roots = _video_roots(video_roots)
+    items = []
+    for i, q in enumerate(questions):
+        qid = str(require(q, "question_id", path, f"#{i}"))
+        dim = require(q, "question_type_id", path, qid)
+        try:
+            dim = int(dim)
+        except (TypeError, ValueError):
+            raise DataError(str(path), f"not an integer: {dim!r}", qid, "question_type_id") from None
+        if dim not in DIMENSIONS:
+            raise DataError(str(path), f"unknown dimension id {dim} (SEED-Bench has 1-12)", qid, "question_type_id")
+        if dim not in wanted:
+            continue
+        choices = [str(require(q, f"choice_{c}", path, qid)) for c in "abcd"]
+        answer = require(q, "answer", path, qid, str)
+        if answer not in "ABCD" or len(answer) != 1:
+            raise DataError(str(path), f"answer must be one of A-D, got {answer!r}", qid, "answer")
+        data_id = require(q, "data_id", path, qid, str)
+        name, modality = DIMENSIONS[dim]
+        item = Item(
+            id=qid, benchmark=BENCHMARK, split="test", question=require(q, "question", path, qid, str),
+            choices=choices, answer=answer, dimension_id=dim, dimension=name, group=modality,
+            meta={"data_id": data_id, "data_type": q.get("data_type", modality)},
+        )
+        if modality == "image":
+            p, err = media_path(image_root, data_id)
+            item.images = [p]
+            if err:
+                item.meta["media_error"] = f"data_id: {err}"
+        else:
+            _attach_video(item, q, dim, data_id, roots, frames_root, path)
+        items.append(item)
+    return items
+
+
+def _attach_video(item, q, dim, data_id, roots, frames_root, path):
+    segment = q.get("segment")
+    rule = VIDEO_RULES[dim]
+    if rule == "seconds" or rule == "frames":
+        if not isinstance(segment, (list, tuple)) or len(segment) != 2:
+            raise DataError(str(path), f"dimension {dim} needs a [start, end] segment, got {segment!r}", item.id, "segment")
+        segment = (segment[0], segment[1])
+    else:
+        segment = None
+    if frames_root is not None:
+        folder, err = media_path(frames_root, item.id)
+        if err:
+            item.meta["media_error"] = f"question_id: {err}"
+        elif Path(folder).is_dir():
+            item.frames = list_frame_folder(folder)
+        else:
+            item.meta["media_error"] = f"no pre-extracted frame folder {folder}"
+        return
+    root = roots.get(dim)
+    p, err = media_path(root, data_id)
+    if not err and dim == 11 and not Path(p).exists() and root is not None:
+        alt, _ = media_path(root, os.path.basename(data_id))
+        if Path(alt).exists():
+            p = alt
+    item.video = VideoClip(path=p, rule=rule, segment=segment)
+    if err:
+        item.meta["media_error"] = f"data_id: {err} ({VIDEO_SOURCES[dim]} videos)"
+
+
+def _video_roots(video_roots: dict | None) -> dict[int, str]:
+    out = {}
+    by_name = {v: k for k, v in VIDEO_SOURCES.items()}
+    for key, root in (video_roots or {}).items():
+        dim = by_name.get(key) if isinstance(key, str) and not key.isdigit() else int(key)
+        if dim not in VIDEO_SOURCES:
+            raise ValueError(f"unknown video source {key!r}; use one of {sorted(by_name)} or 10/11/12")
+        out[dim] = root
+    return out
+
+
+def _check_type_map(qtype_map: dict, path) -> None:
+    for name, dim in qtype_map.items():
+        try:
+            dim = int(dim)
+        except (TypeError, ValueError):
+            raise DataError(str(path), f"dimension id for {name!r} is not an integer: {dim!r}", None, "question_type") from None
+        if dim in DIMENSIONS and _norm(name) != _norm(DIMENSIONS[dim][0]) and not (
+            dim == 9 and _norm(name) == "textrecognition"
+        ):
+            warnings.warn(
+                f"{path}: question_type maps {name!r} to id {dim}, the paper calls id {dim} "
+                f"{DIMENSIONS[dim][0]!r}; items are keyed by id and named as in the paper (pitfall P-S1)",
+                stacklevel=3,
+            )
+
+
+def _norm(s: str) -> str:
+    return "".join(ch for ch in s.lower() if ch.isalnum())
