@@ -88,3 +88,22 @@ def test_paper_parity_preprocessing_squashes_images_without_crop(demo, tiny_llav
     req = _request(item, tiny_llava, get_recipe("seed1-ppl", image_size=224))
     assert [im.size for im in req.images] == [(224, 224)]
     assert get_recipe("llava-chat-336").image_size == 336 and get_recipe("seed1-ppl-lavis224").reduction == "sum"
+
+
+def test_read_only_model_cache_is_one_clear_line(tmp_path, monkeypatch):
+    """A cache folder that cannot be written names itself and the variable that moves it."""
+    import os
+
+    from mmbench_lib.models import embedded
+
+    if os.geteuid() == 0:  # root writes through permission bits: use a path under a file instead
+        blocker = tmp_path / "not-a-dir"
+        blocker.write_text("x")
+        monkeypatch.setenv("MMBENCH_CACHE", str(blocker / "cache"))
+    else:
+        ro = tmp_path / "ro"
+        ro.mkdir(mode=0o500)
+        monkeypatch.setenv("MMBENCH_CACHE", str(ro / "cache"))
+    with pytest.raises(RuntimeError, match="cannot write the model cache .*MMBENCH_CACHE") as e:
+        embedded.converted_dir()
+    assert "\n" not in str(e.value)

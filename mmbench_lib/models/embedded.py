@@ -44,8 +44,12 @@ def converted_dir() -> Path:
         return dest
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".convert-"))
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".convert-"))
+    except OSError as e:
+        raise RuntimeError(f"cannot write the model cache {dest.parent} ({e.strerror or e}); "
+                           "set MMBENCH_CACHE to a writable folder") from None
     try:
         tok = AutoTokenizer.from_pretrained(src.parent, gguf_file=src.name)
         model = AutoModelForCausalLM.from_pretrained(src.parent, gguf_file=src.name)
