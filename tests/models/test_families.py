@@ -18,7 +18,7 @@ from mmbench_lib.models.encdec import Blip2EncoderDecoder, OneAtATimeScorer
 from mmbench_lib.models.families import PaliGemma, Qwen2VL
 from mmbench_lib.scoring import ReferenceScorer
 
-from .scores import assert_same_scores, largest_tolerance, tolerance
+from ..scores import assert_same_scores, largest_tolerance, tolerance
 
 #: spec -> (several images, IMAGE markers between text, shared-prefix engine)
 DECODER_FAMILIES = {

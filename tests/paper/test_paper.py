@@ -89,7 +89,7 @@ def test_make_paper_runs_both_notebooks_and_writes_the_gallery(tmp_path):
 
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     venv = Path(sys.prefix)
     env = {**os.environ, "MMBENCH_OUTPUTS": str(tmp_path / "outputs")}
     dest = tmp_path / "gallery"

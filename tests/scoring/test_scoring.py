@@ -7,7 +7,7 @@ import torch
 from mmbench_lib.core.requests import IMAGE, ScoreRequest
 from mmbench_lib.scoring import choice_scores, pick
 
-from .scores import tolerance
+from ..scores import tolerance
 
 
 def test_both_reductions_on_a_hand_computed_case():

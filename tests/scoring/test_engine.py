@@ -14,7 +14,7 @@ from mmbench_lib.core.requests import IMAGE, ScoreRequest
 from mmbench_lib.models.hf import HFCausalLM, ImageTextToText
 from mmbench_lib.scoring import Prepared, ReferenceScorer, get_scorer
 
-from .scores import assert_same_scores
+from ..scores import assert_same_scores
 
 
 #: SEED-style four-choice questions; choices of 1 to 7 tokens, " Blue" a prefix of " Blue sky ..."
