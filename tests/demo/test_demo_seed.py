@@ -12,7 +12,8 @@ import pytest
 from PIL import Image
 
 from mmbench_lib.tasks import seed1, seed2
-from mmbench_lib.demo import COLOURS, make_demo
+from mmbench_lib.demo import make_demo
+from mmbench_lib.demo.draw import COLOURS
 from mmbench_lib.core.video import frame_indices, read_video_frames
 
 VIDEO_EXTS = {".webm", ".mp4", ".avi"}

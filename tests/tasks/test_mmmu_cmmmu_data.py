@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from mmbench_lib.tasks import cmmmu, mmmu
-from mmbench_lib.demo import MMMU_COLUMNS
+from mmbench_lib.demo.mmmu import MMMU_COLUMNS
 from mmbench_lib.core.items import DataError
 from mmbench_lib.core.metrics import summarize
 from mmbench_lib.tasks.mmmu_parser import subject_from_id
@@ -346,7 +346,7 @@ def test_demo_images_are_legible_to_tesseract(mmmu_val, cmmmu_val, demo):
 
 def test_cmmmu_demo_font_is_the_pinned_package_never_a_system_font(monkeypatch):
     """Demo bytes must not depend on the machine's fonts: only the PyPI-pinned font is used."""
-    from mmbench_lib import demo as demo_mod
+    from mmbench_lib.demo import cmmmu as demo_mod
 
     path = demo_mod.cjk_font_path()
     if path is None:
@@ -357,7 +357,7 @@ def test_cmmmu_demo_font_is_the_pinned_package_never_a_system_font(monkeypatch):
 
 
 def test_cmmmu_demo_without_a_cjk_font_draws_latin(tmp_path, monkeypatch):
-    from mmbench_lib import demo as demo_mod
+    from mmbench_lib.demo import cmmmu as demo_mod
 
     monkeypatch.setattr(demo_mod, "cjk_font_path", lambda: None)
     paths = demo_mod.make_cmmmu_demo(tmp_path)
