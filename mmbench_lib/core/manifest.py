@@ -14,7 +14,7 @@ PACKAGES = ("mmbench", "torch", "torchvision", "transformers", "open_clip_torch"
 
 
 def repo_root() -> Path:
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]  # mmbench_lib/core/manifest.py -> repository root
 
 
 def versions() -> dict:

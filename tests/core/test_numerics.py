@@ -37,3 +37,4 @@ def test_network_shape_counts_every_tower():
 
     llava, _ = tiny_llava(layers=2, hidden=64)
     assert network_shape(llava) == (4, 64)  # vision tower and language model
+
