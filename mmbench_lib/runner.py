@@ -11,6 +11,8 @@ from pathlib import Path
 import yaml
 
 from mmbench_lib.core.manifest import repo_root
+from mmbench_lib.core.paths import validate_run_id
+from mmbench_lib.core.store import write_text_atomic
 from mmbench_lib.pipeline.runs import make_run_id, run_dir
 
 
@@ -43,11 +45,9 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise ValueError(f"{nb.name} has no parameter(s) {unknown}; it accepts {sorted(known)}")
-    run_id = run_id or params.get("run_id") or make_run_id(nb.stem)
-    params["run_id"] = run_id
+    params["run_id"] = run_id = validate_run_id(run_id or params.get("run_id") or make_run_id(nb.stem))
     folder = run_dir(run_id)
-    with open(folder / "params.yaml", "w", encoding="utf-8") as fh:
-        yaml.safe_dump(params, fh, sort_keys=True, allow_unicode=True)
+    write_text_atomic(folder / "params.yaml", yaml.safe_dump(params, sort_keys=True, allow_unicode=True))
     pm.execute_notebook(
         str(nb), str(folder / nb.name), parameters=params, kernel_name="python3",
         cwd=str(repo_root()), progress_bar=progress, execution_timeout=timeout,

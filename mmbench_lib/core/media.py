@@ -2,12 +2,14 @@
 item and the field, so the run marks that one item and goes on."""
 from __future__ import annotations
 
+import os
+from functools import lru_cache
 from pathlib import Path
 
 from PIL import Image
 
 from mmbench_lib.core.items import Item
-from mmbench_lib.core.video import read_video_frames
+from mmbench_lib.core.video import read_video_frames, selected_frames
 
 
 class MediaError(RuntimeError):
@@ -26,8 +28,26 @@ def open_image(path: str, item_id: str, field: str) -> Image.Image:
         raise MediaError(item_id, field, f"unreadable image {path}: {e}") from None
 
 
-def check_media(item: Item) -> None:
-    """Cheap checks every model needs (the blind baseline too, so all models score the same items)."""
+@lru_cache(maxsize=4096)
+def _decode_error(path: str, mtime_ns: int, size: int) -> str | None:
+    try:
+        with Image.open(path) as im:
+            im.convert("RGB")
+    except Exception as e:  # PIL raises several types for corrupt files
+        return f"unreadable image {path}: {e}"
+    return None
+
+
+def _check_decodes(path: str, item_id: str, field: str) -> None:
+    st = os.stat(path)
+    err = _decode_error(str(path), st.st_mtime_ns, st.st_size)
+    if err:
+        raise MediaError(item_id, field, err)
+
+
+def check_media(item: Item, decode: bool = True) -> None:
+    """What every model needs, the blind baseline too, so all models score the same items: files
+    present, images decodable (``decode``, cached per file) and a video segment that selects frames."""
     if item.meta.get("media_error"):
         field, _, msg = item.meta["media_error"].partition(": ")
         raise MediaError(item.id, field, msg)
@@ -35,18 +55,29 @@ def check_media(item: Item) -> None:
         for p in paths:
             if not Path(p).is_file():
                 raise MediaError(item.id, field, f"file not found: {p}")
-    if item.video is not None and not Path(item.video.path).is_file():
-        raise MediaError(item.id, "video", f"video file not found: {item.video.path}")
+            if decode:
+                _check_decodes(p, item.id, field)
+    if item.video is not None and not item.frames:
+        if not Path(item.video.path).is_file():
+            raise MediaError(item.id, "video", f"video file not found: {item.video.path}")
+        try:
+            selected_frames(item.video.path, item.video.rule, item.video.segment, item.video.num_frames)
+        except Exception as e:  # PyAV raises several types for a broken file
+            raise MediaError(item.id, "video", f"cannot decode {item.video.path}: {e}") from None
 
 
 def load_visual_inputs(item: Item) -> list[Image.Image]:
-    """The images a model sees for this item, in order: images, then frames (or decoded video)."""
-    check_media(item)
+    """The images a model sees for this item, in order: images, then frames (or decoded video).
+    A video item that yields no frame is a ``MediaError``, never an item scored without them."""
+    check_media(item, decode=False)  # opening the images below decodes them
     out = [open_image(p, item.id, "images") for p in item.images]
     out += [open_image(p, item.id, "frames") for p in item.frames]
     if item.video is not None and not item.frames:
         try:
-            out += read_video_frames(item.video.path, item.video.rule, item.video.segment, item.video.num_frames)
+            frames = read_video_frames(item.video.path, item.video.rule, item.video.segment, item.video.num_frames)
         except Exception as e:
             raise MediaError(item.id, "video", f"cannot decode {item.video.path}: {e}") from None
+        if not frames:
+            raise MediaError(item.id, "video", f"no frame selected from {item.video.path}")
+        out += frames
     return out

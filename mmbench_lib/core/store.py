@@ -1,46 +1,97 @@
 """The run store: ``outputs/<run-id>/`` with predictions, manifest and metrics.
 
 Predictions are appended and flushed per batch, one JSON object per line. Reopening a run
-skips finished items and never duplicates them; a line cut off by an interrupted write is
-dropped (that item is simply scored again). Metrics are computed only from this file.
+skips finished items and never duplicates them. A line that is not a JSON object with a
+string ``id`` (corrupt, NUL bytes, or a last line cut off by an interrupted write) is moved to
+``predictions.quarantine.jsonl`` with its line number and a warning; the valid rows around it
+are kept and only that item is scored again. ``readonly=True`` (every reader) never writes.
+A writer holds an exclusive lock on ``run.lock`` (its pid, host and start time inside), so a
+second process writing the same run is refused. Metrics are computed only from this file.
 """
 from __future__ import annotations
 
+import datetime as _dt
+import fcntl
 import json
 import os
+import socket
+import warnings
+import weakref
 from pathlib import Path
 
 PREDICTIONS, MANIFEST, METRICS = "predictions.jsonl", "manifest.json", "metrics.json"
 
 
-def write_json_atomic(path: Path, obj) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
+class RunLockedError(RuntimeError):
+    """Another process is writing this run."""
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=2, ensure_ascii=False, default=str)
-        f.write("\n")
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
-def read_jsonl(path: Path) -> tuple[list[dict], int]:
-    """Rows of a JSONL file and the byte length of its well-formed part."""
-    rows, good = [], 0
-    if not path.exists():
-        return rows, 0
-    with open(path, "rb") as f:
-        data = f.read()
-    pos = 0
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def write_json_atomic(path: Path, obj) -> None:
+    write_text_atomic(path, json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def scan_jsonl(data: bytes) -> tuple[list[dict], list[tuple[int, bytes, bytes, str]]]:
+    """Split JSONL bytes into rows (JSON objects with a string ``id``) and bad lines
+    ``(line number, raw bytes incl. newline, raw line, reason)``; a last line without a newline is bad."""
+    rows, bad = [], []
+    pos, n = 0, 0
     while pos < len(data):
+        n += 1
         end = data.find(b"\n", pos)
-        if end < 0:  # last line has no newline: cut off mid-write
-            break
-        line = data[pos:end].strip()
-        if line:
+        raw = data[pos:] if end < 0 else data[pos:end + 1]
+        pos = len(data) if end < 0 else end + 1
+        line = raw.rstrip(b"\n").strip()
+        if not line:
+            continue
+        reason = None
+        if end < 0:
+            reason = "last line has no newline (write cut off)"
+        elif b"\x00" in line:
+            reason = "line holds NUL bytes"
+        else:
             try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                break
-        pos = good = end + 1
-    return rows, good
+                obj = json.loads(line)
+            except (ValueError, UnicodeDecodeError) as e:
+                reason = f"not valid JSON ({e})"
+            else:
+                if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
+                    reason = f"not a JSON object with a string 'id' (got {type(obj).__name__})"
+                else:
+                    rows.append(obj)
+        if reason:
+            bad.append((n, raw, line, reason))
+    return rows, bad
+
+
+def read_jsonl(path: Path) -> tuple[list[dict], list[tuple[int, str]]]:
+    """Rows of a JSONL file and its bad lines as ``(line number, reason)``, each warned about; never writes."""
+    path = Path(path)
+    if not path.exists():
+        return [], []
+    rows, bad = scan_jsonl(path.read_bytes())
+    for n, _, _, reason in bad:
+        warnings.warn(f"{path}: line {n} skipped: {reason}", stacklevel=2)
+    return rows, [(n, reason) for n, _, _, reason in bad]
 
 
 def shard_suffix(shard: tuple[int, int] | None) -> str:
@@ -50,23 +101,113 @@ def shard_suffix(shard: tuple[int, int] | None) -> str:
     return f".shard-{shard[0]:02d}-of-{shard[1]:02d}"
 
 
-class RunStore:
-    """``shard=(index, count)`` gives each shard its own predictions and manifest file in the
-    same folder (``predictions.shard-00-of-04.jsonl``), so shards never write to one file."""
+#: lock file (resolved path) -> [fd, number of RunStore objects of this process using it]
+_HELD: dict[str, list] = {}
 
-    def __init__(self, run_dir: str | os.PathLike, shard: tuple[int, int] | None = None):
+
+def _acquire(lock_path: Path, run_dir: Path) -> str:
+    """Take the run's exclusive lock (shared by the RunStores of this process); the holder's pid,
+    host and time are written in the lock file. A lock held by another process: RunLockedError."""
+    key = str(lock_path.resolve())
+    if key in _HELD:
+        _HELD[key][1] += 1
+        return key
+    fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.pread(fd, 512, 0).decode("utf-8", "replace").strip() or "unknown holder"
+        os.close(fd)
+        raise RunLockedError(f"{run_dir} is being written by another process ({holder}); wait for it to end "
+                             f"or use another run id") from None
+    os.ftruncate(fd, 0)
+    stamp = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    os.pwrite(fd, f"pid {os.getpid()} on host {socket.gethostname()} since {stamp}\n".encode(), 0)
+    _HELD[key] = [fd, 1]
+    return key
+
+
+def _release(key: str) -> None:
+    held = _HELD.get(key)
+    if held is None:
+        return
+    held[1] -= 1
+    if held[1] <= 0:
+        del _HELD[key]
+        try:
+            fcntl.flock(held[0], fcntl.LOCK_UN)
+        finally:
+            os.close(held[0])
+
+
+class RunStore:
+    """``shard=(index, count)`` gives each shard its own predictions, manifest and lock file in the
+    same folder (``predictions.shard-00-of-04.jsonl``), so shards never write to one file.
+    ``readonly=True`` reads what is there (bad lines skipped with a warning) and never writes."""
+
+    def __init__(self, run_dir: str | os.PathLike, shard: tuple[int, int] | None = None, readonly: bool = False):
         self.dir = Path(run_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.readonly = readonly
         self.suffix = shard_suffix(shard)
         self.predictions_path = self.dir / f"predictions{self.suffix}.jsonl"
+        self.quarantine_path = self.dir / f"predictions{self.suffix}.quarantine.jsonl"
         self.manifest_path = self.dir / f"manifest{self.suffix}.json"
-        rows, good = read_jsonl(self.predictions_path)
-        if self.predictions_path.exists() and good < self.predictions_path.stat().st_size:
-            with open(self.predictions_path, "r+b") as f:  # drop the torn tail
-                f.truncate(good)
+        self.lock_path = self.dir / f"run{self.suffix}.lock"
+        self._finalizer = None
+        if readonly:
+            rows, _ = read_jsonl(self.predictions_path)
+        else:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self._finalizer = weakref.finalize(self, _release, _acquire(self.lock_path, self.dir))
+            rows = self._load_and_quarantine()
         self._rows = {}
         for r in rows:
             self._rows[r["id"]] = r
+
+    def _load_and_quarantine(self) -> list[dict]:
+        """Rows of the predictions file; bad lines moved to the quarantine file, valid ones kept in order."""
+        if not self.predictions_path.exists():
+            return []
+        data = self.predictions_path.read_bytes()
+        rows, bad = scan_jsonl(data)
+        if not bad:
+            return rows
+        stamp = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        with open(self.quarantine_path, "a", encoding="utf-8") as f:
+            for n, _, line, reason in bad:
+                f.write(json.dumps({"line": n, "reason": reason, "file": self.predictions_path.name, "quarantined": stamp,
+                                    "raw": line.decode("utf-8", "backslashreplace")}, ensure_ascii=False) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        bad_lines = {n for n, *_ in bad}
+        kept, pos, n = [], 0, 0
+        while pos < len(data):  # the file without the bad lines, valid lines byte for byte
+            n += 1
+            end = data.find(b"\n", pos)
+            raw = data[pos:] if end < 0 else data[pos:end + 1]
+            pos = len(data) if end < 0 else end + 1
+            if n not in bad_lines:
+                kept.append(raw)
+        write_bytes_atomic(self.predictions_path, b"".join(kept))
+        for n, _, _, reason in bad:
+            warnings.warn(f"{self.predictions_path}: line {n} quarantined to {self.quarantine_path.name} ({reason}); "
+                          f"its item will be scored again", stacklevel=3)
+        return rows
+
+    def close(self) -> None:
+        """Release the run's lock (also done when the store is garbage collected)."""
+        if self._finalizer is not None:
+            self._finalizer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _writable(self) -> None:
+        if self.readonly:
+            raise PermissionError(f"{self.dir}: this RunStore was opened read-only")
 
     def done_ids(self) -> set[str]:
         """Ids already stored (failed items included: rerun with ``retry_failed`` to redo them)."""
@@ -77,6 +218,7 @@ class RunStore:
 
     def append(self, rows: list[dict]) -> None:
         """Append rows and flush them to disk before returning."""
+        self._writable()
         if not rows:
             return
         with open(self.predictions_path, "a", encoding="utf-8") as f:
@@ -89,12 +231,9 @@ class RunStore:
 
     def drop(self, ids: set[str]) -> None:
         """Forget rows (e.g. failed items to retry) by rewriting the file without them."""
+        self._writable()
         keep = [r for r in self._rows.values() if r["id"] not in ids]
-        tmp = self.predictions_path.with_suffix(".jsonl.tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            for r in keep:
-                f.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
-        os.replace(tmp, self.predictions_path)
+        write_text_atomic(self.predictions_path, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in keep))
         self._rows = {r["id"]: r for r in keep}
 
     def manifest(self) -> dict:
@@ -102,12 +241,14 @@ class RunStore:
         return json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
 
     def update_manifest(self, **fields) -> dict:
+        self._writable()
         m = self.manifest()
         m.update(fields)
         write_json_atomic(self.manifest_path, m)
         return m
 
     def write_metrics(self, metrics: dict) -> Path:
+        self._writable()
         path = self.dir / f"metrics{self.suffix}.json"
         write_json_atomic(path, metrics)
         return path

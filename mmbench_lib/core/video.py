@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from mmbench_lib.core.paths import inside
+
 IMAGE_EXTS = {".png", ".jpg", ".jpeg", ".bmp", ".webp"}
 
 
@@ -93,6 +95,20 @@ def _decode_at(path: str, wanted: set[int]) -> tuple[dict[int, Image.Image], int
     return kept, count
 
 
+def selected_frames(path: str | os.PathLike, rule: str, segment=None, k: int = 8) -> tuple[int, float, list[int]]:
+    """(frame count, fps, indices the rule selects) from the demuxed packets, no decoding.
+    ``ValueError`` when the video has no frames or the segment (empty or reversed) selects none."""
+    path = str(path)
+    st = os.stat(path)
+    n, fps = _probe_cached(path, st.st_mtime_ns, st.st_size)
+    if n == 0:
+        raise ValueError(f"{path}: no video frames")
+    idx = frame_indices(rule, n, fps, segment, k)
+    if not idx:
+        raise ValueError(f"{path}: segment {segment!r} (rule {rule!r}) selects no frame of its {n} frames (empty or reversed)")
+    return n, fps, idx
+
+
 def read_video_frames(path: str | os.PathLike, rule: str, segment=None, k: int = 8) -> list[Image.Image]:
     """Decode a video with PyAV and return the frames the official rule selects.
 
@@ -102,17 +118,15 @@ def read_video_frames(path: str | os.PathLike, rule: str, segment=None, k: int =
     applied again to the decoded count.
     """
     path = str(path)
-    st = os.stat(path)
-    n, fps = _probe_cached(path, st.st_mtime_ns, st.st_size)
-    if n == 0:
-        raise ValueError(f"{path}: no video frames")
-    idx = frame_indices(rule, n, fps, segment, k)
+    n, fps, idx = selected_frames(path, rule, segment, k)
     kept, decoded = _decode_at(path, set(idx))
     if any(i not in kept for i in idx):
         if decoded == 0:
             raise ValueError(f"{path}: no decodable video frames")
         _, decoded = _decode_at(path, {n})  # count every decodable frame
         idx = frame_indices(rule, decoded, fps, segment, k)
+        if not idx:
+            raise ValueError(f"{path}: segment {segment!r} selects no frame of the {decoded} decodable frames")
         kept, _ = _decode_at(path, set(idx))
     return [kept[i].copy() for i in idx]
 
@@ -121,8 +135,12 @@ def _natural_key(p: Path):
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p.name)]
 
 
-def list_frame_folder(folder: str | os.PathLike) -> list[str]:
-    """Pre-extracted frames: the images in a folder, in natural order (1.png, 2.png, ... 10.png)."""
+def list_frame_folder(folder: str | os.PathLike, root: str | os.PathLike | None = None) -> list[str]:
+    """Pre-extracted frames: the images in a folder, in natural order (1.png, 2.png, ... 10.png).
+    With ``root``, a frame (e.g. a symlink) resolving outside ``root`` raises ``PathEscape``."""
     folder = Path(folder)
     files = [p for p in folder.iterdir() if p.suffix.lower() in IMAGE_EXTS]
+    if root is not None:
+        for p in files:
+            inside(root, p)
     return [str(p) for p in sorted(files, key=_natural_key)]

@@ -22,6 +22,8 @@ import re
 import shutil
 from pathlib import Path
 
+from mmbench_lib.core.paths import safe_name
+
 INSTALL_HINT = ("tesseract is not installed (needed by the OCR baseline). Install it with: "
                 "sudo apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim "
                 "(and `pip install pytesseract`)")
@@ -76,7 +78,7 @@ class OCR:
 
     def read(self, path: str) -> str:
         data = Path(path).read_bytes()
-        key = self.cache / f"{hashlib.sha256(data).hexdigest()}_{self.lang}_psm{self.psm}.txt"
+        key = self.cache / f"{safe_name(f'{hashlib.sha256(data).hexdigest()}_{self.lang}_psm{self.psm}')}.txt"
         if key.is_file():
             return key.read_text(encoding="utf-8")
         import pytesseract

@@ -13,6 +13,7 @@ from mmbench_lib.pipeline.ranking import rank_items
 from mmbench_lib.core.metrics import per_dimension, summarize
 from mmbench_lib.models import load_adapter
 from mmbench_lib.tasks.recipes import get_recipe
+from mmbench_lib.core.paths import run_folder
 from mmbench_lib.core.store import RunStore
 from mmbench_lib.pipeline.shards import select
 
@@ -29,7 +30,7 @@ def make_run_id(label: str = "run") -> str:
 
 def run_dir(run_id: str | None = None, label: str = "run") -> Path:
     """``outputs/<run_id>`` (created); a fresh id when none is given, the same folder to resume."""
-    path = Path(run_id) if run_id and os.sep in str(run_id) else outputs_root() / (run_id or make_run_id(label))
+    path = run_folder(outputs_root(), run_id or make_run_id(label))
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -102,7 +103,7 @@ def _check_same_run(store: RunStore, benchmark: str, adapter, recipe) -> None:
 
 def metrics_from_store(out_dir, benchmark: str) -> dict:
     """Recompute metrics from a run's predictions file alone."""
-    store = RunStore(out_dir)
+    store = RunStore(out_dir, readonly=True)
     return summarize(store.rows(), benchmarks.get(benchmark).GROUPS)
 
 

@@ -15,6 +15,7 @@ import torch
 
 from mmbench_lib.core.items import Item
 from mmbench_lib.core.media import MediaError, open_image
+from mmbench_lib.core.paths import PathEscape, inside
 
 DEFAULT_CLIP = ("ViT-L-14", "openai")
 IMAGE_EXTS = (".png", ".jpg", ".jpeg", ".webp")
@@ -67,7 +68,10 @@ class ImageOutputScorer:
             context = [open_image(p, item.id, "images") for p in item.images]
             return adapter.generate_image(item.question, context)
         for ext in IMAGE_EXTS:
-            p = self.generated_dir / f"{item.id}{ext}"
+            try:  # the question id names a file inside generated_dir, never elsewhere (core/paths.py)
+                p = inside(self.generated_dir, f"{item.id}{ext}")
+            except PathEscape as e:
+                raise MediaError(item.id, "generated image", str(e)) from None
             if p.is_file():
                 return open_image(str(p), item.id, "generated image")
         raise MediaError(item.id, "generated image", f"no generated image for this question in {self.generated_dir}")

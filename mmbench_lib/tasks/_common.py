@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from mmbench_lib.core.items import DataError
+from mmbench_lib.core.paths import PathEscape, inside
 
 
 def read_json(path: str | os.PathLike) -> object:
@@ -37,11 +38,40 @@ def media_path(root: str | os.PathLike | None, rel: str) -> tuple[str, str | Non
     """Resolve ``rel`` under ``root``; returns (path, error) where error flags a path escaping its root."""
     if root is None:
         return rel, "no media root given for this data source"
-    root_p = Path(root).resolve()
-    p = (root_p / rel).resolve()
-    if root_p != p and root_p not in p.parents:
-        return str(p), f"path {rel!r} points outside its root {str(root_p)!r}"
-    return str(p), None
+    try:
+        return str(inside(root, rel)), None
+    except PathEscape as e:  # absolute, ``..`` or a symlink leading out (core/paths.py)
+        return str(Path(root) / rel), str(e)
+
+
+def check_unique(seen: dict, item_id: str, path, where: str) -> None:
+    """DataError when ``item_id`` was already read (``seen``: id -> where it was); else records it."""
+    if item_id in seen:
+        raise DataError(str(path), f"duplicate id (also at {seen[item_id]})", item_id, "question_id")
+    seen[item_id] = where
+
+
+def strict_int(value, path, item_id, field) -> int:
+    """An integer field: an int (not a bool) or a string of digits; 3.7, true or "3a" are a DataError."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    raise DataError(str(path), f"not an integer: {value!r}", item_id, field)
+
+
+def choices_abcd(q: dict, path, item_id) -> list[str]:
+    """The four options ``choice_a``..``choice_d``: each a string; a ``choice_e``.. is an error, never dropped."""
+    out = []
+    for c in "abcd":
+        v = require(q, f"choice_{c}", path, item_id)
+        if not isinstance(v, str):
+            raise DataError(str(path), f"expected a string, got {type(v).__name__} {v!r}", item_id, f"choice_{c}")
+        out.append(v)
+    extra = sorted(k for k in q if isinstance(k, str) and k.startswith("choice_") and k not in {f"choice_{c}" for c in "abcd"})
+    if extra:
+        raise DataError(str(path), f"unexpected extra choice(s) {extra}; this benchmark has exactly 4 (A-D)", item_id, extra[0])
+    return out
 
 
 def file_sha256(path: str | os.PathLike) -> str:

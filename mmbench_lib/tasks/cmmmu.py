@@ -105,6 +105,11 @@ def record_to_item(rec: dict, category: str, split: str, path, images: list[str]
     elif ctype == "选择":
         if not isinstance(answer, str) or not answer or any(c not in "ABCD" for c in answer):
             raise DataError(str(path), f"multiple-choice answer must be letters A-D (e.g. 'AC'), got {answer!r}", qid, "answer")
+        present = [chr(ord("A") + i) for i in range(4) if (rec.get(f"option{i + 1}") or "") != ""]
+        absent = [c for c in answer if c not in present]
+        if absent or len(set(answer)) != len(answer):
+            raise DataError(str(path), f"answer {answer!r} names no existing option or repeats one (options present: "
+                                       f"{present})", qid, "answer")
     elif ctype == "判断":
         if answer not in TF_ANSWERS:
             raise DataError(str(path), f"true/false answer must be 对 or 错, got {answer!r}", qid, "answer")
@@ -146,6 +151,13 @@ def _check_record(rec, path, where: str, category: str) -> None:
         raise DataError(str(path), f"unknown type {rec.get('type')!r}; expected 选择, 判断 or 填空", qid, "type")
     if not isinstance(rec.get("question"), str):
         raise DataError(str(path), f"expected a string, got {type(rec.get('question')).__name__}", qid, "question")
+    if rec["type"] == "选择":  # a null option is an error, never the text "None"; a fifth is never dropped
+        for i in range(1, 5):
+            if not isinstance(rec.get(f"option{i}"), str):
+                raise DataError(str(path), f"expected a string, got {type(rec.get(f'option{i}')).__name__}", qid, f"option{i}")
+        extra = sorted(k for k, v in rec.items() if re.fullmatch(r"option\d+", str(k)) and int(k[6:]) > 4 and v not in (None, ""))
+        if extra:
+            raise DataError(str(path), f"unexpected extra option(s) {extra}; CMMMU has option1-option4", qid, extra[0])
     if rec.get("category") not in (None, "", category) and _alias(rec["category"]) != category:
         raise DataError(str(path), f"category {rec['category']!r} does not match its folder ({CATEGORY_FOLDER[category]})", qid, "category")
 
@@ -187,7 +199,7 @@ def _load_official(split_dir: Path, category: str, split: str) -> list[Item]:
     return items
 
 
-def _hf_images(rec: dict, path, category: str, split: str, cache: Path) -> Item:
+def _hf_images(rec: dict, path, category: str, split: str, cache: Path, data_root=None) -> Item:
     qid = str(rec["id"])
     options = [rec.get(f"option{i}") or "" for i in range(1, 5)] if rec["type"] == "选择" else []
     tags = image_tags(rec["question"], options)
@@ -198,18 +210,19 @@ def _hf_images(rec: dict, path, category: str, split: str, cache: Path) -> Item:
             where = "question" if f'<img="{name}">' in rec["question"] else "options"
             raise DataError(str(path), f'tag <img="{name}"> has no image (no image_i_filename names it)', qid, where)
         i = by_name[name]
-        p, err = write_image(rec.get(f"image_{i}"), cache / split / CATEGORY_FOLDER[category], f"{qid}_{Path(name).stem}")
+        p, err = write_image(rec.get(f"image_{i}"), cache / split / CATEGORY_FOLDER[category], f"{qid}_{Path(name).stem}",
+                             data_root)
         images.append(p or "")
         if err:
             errors.append(f"image_{i} ({name}): {err}")
     return record_to_item(rec, category, split, path, images, errors, tags)
 
 
-def _load_hf_rows(rows: list[dict], path, category: str, split: str, cache: Path) -> list[Item]:
+def _load_hf_rows(rows: list[dict], path, category: str, split: str, cache: Path, data_root=None) -> list[Item]:
     items = []
     for n, rec in enumerate(rows, 1):
         _check_record(rec, path, f"row {n}", category)
-        items.append(_hf_images(rec, path, category, split, cache))
+        items.append(_hf_images(rec, path, category, split, cache, data_root))
     return items
 
 
@@ -292,7 +305,7 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "val", categories: lis
             got = _load_official(root, category, split)
         else:
             path, rows = _read_parquet(root, category, split) if layout == "hf-local" else _read_hub(str(source), category, split)
-            got = _load_hf_rows(rows, path, category, split, cache)
+            got = _load_hf_rows(rows, path, category, split, cache, root / CATEGORY_FOLDER[category] if root else None)
         for item in got:
             if item.id in seen:
                 raise DataError(item.meta["source_file"], f"duplicate id (also in {seen[item.id]})", item.id, "id")

@@ -18,6 +18,7 @@ import warnings
 from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
+from mmbench_lib.core.paths import PathEscape, inside, safe_name
 from mmbench_lib.tasks import mmmu_parser as parser
 
 BENCHMARK = "mmmu"
@@ -73,10 +74,11 @@ def default_cache_dir(source: str, benchmark: str = BENCHMARK) -> Path:
     return root / benchmark / f"{slug}-{digest}"
 
 
-def write_image(value, dest_dir: Path, stem: str) -> tuple[str | None, str | None]:
+def write_image(value, dest_dir: Path, stem: str, root=None) -> tuple[str | None, str | None]:
     """Write one HF image cell (PIL image, ``{"bytes", "path"}`` or raw bytes) as PNG, once.
 
-    Returns ``(path, error)``. The file name carries a hash of the source bytes, so a changed
+    Returns ``(path, error)``. A cell with a ``path`` but no bytes is read only when the path is
+    inside ``root`` (the data folder; none for the hub), never an absolute or ``..`` path elsewhere. The file name carries a hash of the source bytes, so a changed
     image gets a new file and an existing file is reused as is. PNG bytes are kept verbatim;
     other formats are decoded and re-encoded. Unreadable data gives ``(None, reason)``.
     """
@@ -87,8 +89,13 @@ def write_image(value, dest_dir: Path, stem: str) -> tuple[str | None, str | Non
         data = bytes(value)
     elif isinstance(value, dict):
         data, src_path = value.get("bytes"), value.get("path")
-        if data is None and src_path and Path(src_path).is_file():
-            data = Path(src_path).read_bytes()
+        if data is None and src_path:
+            try:
+                src = inside(root, src_path) if root is not None else None
+            except PathEscape as e:
+                return None, f"image has no bytes and its path is not a file inside the data folder ({e})"
+            if src is not None and src.is_file():
+                data = src.read_bytes()
     elif hasattr(value, "save"):  # a decoded PIL image
         buf = io.BytesIO()
         try:
@@ -98,7 +105,7 @@ def write_image(value, dest_dir: Path, stem: str) -> tuple[str | None, str | Non
         data = buf.getvalue()
     if not data:
         return None, f"image has no bytes{f' and its path {src_path!r} is not a file' if src_path else ''}"
-    target = Path(dest_dir) / f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}.png"
+    target = inside(dest_dir, f"{safe_name(stem)}-{hashlib.sha256(data).hexdigest()[:12]}.png")
     if target.is_file():
         return str(target), None
     from PIL import Image
@@ -136,9 +143,10 @@ def placeholder_order(question: str, options: list[str]) -> list[int]:
 
 
 def _parse_list(value, path, item_id, field) -> list:
-    """A Python-list repr (``options``, ``img_type``) via ``ast.literal_eval``, never eval (P-M6)."""
+    """A Python-list repr (``options``, ``img_type``) via ``ast.literal_eval``, never eval (P-M6);
+    every entry a string (a ``None`` option is an error, never the text "None")."""
     if isinstance(value, (list, tuple)):
-        return [str(v) for v in value]
+        return _strings(value, path, item_id, field)
     if value is None:
         raise DataError(str(path), "field is empty", item_id, field)
     try:
@@ -147,10 +155,18 @@ def _parse_list(value, path, item_id, field) -> list:
         raise DataError(str(path), f"not a Python list literal ({type(e).__name__}): {str(value)[:80]!r}", item_id, field) from None
     if not isinstance(out, (list, tuple)):
         raise DataError(str(path), f"expected a list, got {type(out).__name__}", item_id, field)
-    return [str(v) for v in out]
+    return _strings(out, path, item_id, field)
 
 
-def record_to_item(rec: dict, subject: str, split: str, path, image_dir: Path) -> Item:
+def _strings(values, path, item_id, field) -> list[str]:
+    """Strings kept, numbers written as the official f-string would; ``None``, booleans or nested values are a DataError."""
+    bad = [v for v in values if v is None or isinstance(v, bool) or not isinstance(v, (str, int, float))]
+    if bad:
+        raise DataError(str(path), f"every entry must be a string, got {bad[0]!r}", item_id, field)
+    return [str(v) for v in values]
+
+
+def record_to_item(rec: dict, subject: str, split: str, path, image_dir: Path, data_root=None) -> Item:
     """One HF row -> ``Item`` (spec §3.1); raises DataError naming file, item and field."""
     qid = rec.get("id")
     if not isinstance(qid, str) or not qid:
@@ -187,7 +203,7 @@ def record_to_item(rec: dict, subject: str, split: str, path, image_dir: Path) -
     unreferenced = [k for k in present if k not in order]
     images, errors = [], []
     for k in order + unreferenced:
-        p, err = write_image(rec[f"image_{k}"], image_dir, f"{qid}_image_{k}")
+        p, err = write_image(rec[f"image_{k}"], image_dir, f"{qid}_image_{k}", data_root)
         images.append(p or "")
         if err:
             errors.append(f"image_{k}: {err}")
@@ -284,7 +300,8 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "validation", subjects
     for subject in chosen:
         path, rows = _read_local(Path(source), subject, split) if local else _read_hub(str(source), subject, split)
         for rec in rows:
-            item = record_to_item(rec, subject, split, path, cache / split / subject)
+            item = record_to_item(rec, subject, split, path, cache / split / subject,
+                                  Path(source) / subject if local else None)
             if item.id in seen:
                 raise DataError(path, f"duplicate id (also in {seen[item.id]})", item.id, "id")
             seen[item.id] = path

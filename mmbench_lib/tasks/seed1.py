@@ -12,7 +12,8 @@ from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item, VideoClip
 from mmbench_lib.core.video import list_frame_folder
-from mmbench_lib.tasks._common import media_path, read_json, require
+from mmbench_lib.core.paths import PathEscape
+from mmbench_lib.tasks._common import check_unique, choices_abcd, media_path, read_json, require, strict_int
 
 BENCHMARK = "seed"
 
@@ -84,19 +85,16 @@ def load(
     _check_type_map(qtype_map, path)
     wanted = set(select_dimensions(dimensions))
     roots = _video_roots(video_roots)
-    items = []
+    items, seen = [], {}
     for i, q in enumerate(questions):
-        qid = str(require(q, "question_id", path, f"#{i}"))
-        dim = require(q, "question_type_id", path, qid)
-        try:
-            dim = int(dim)
-        except (TypeError, ValueError):
-            raise DataError(str(path), f"not an integer: {dim!r}", qid, "question_type_id") from None
+        qid = str(require(q, "question_id", path, f"#{i}", (str, int)))
+        check_unique(seen, qid, path, f"question #{i}")
+        dim = strict_int(require(q, "question_type_id", path, qid), path, qid, "question_type_id")
         if dim not in DIMENSIONS:
             raise DataError(str(path), f"unknown dimension id {dim} (SEED-Bench has 1-12)", qid, "question_type_id")
         if dim not in wanted:
             continue
-        choices = [str(require(q, f"choice_{c}", path, qid)) for c in "abcd"]
+        choices = choices_abcd(q, path, qid)
         answer = require(q, "answer", path, qid, str)
         if answer not in "ABCD" or len(answer) != 1:
             raise DataError(str(path), f"answer must be one of A-D, got {answer!r}", qid, "answer")
@@ -124,6 +122,9 @@ def _attach_video(item, q, dim, data_id, roots, frames_root, path):
     if rule == "seconds" or rule == "frames":
         if not isinstance(segment, (list, tuple)) or len(segment) != 2:
             raise DataError(str(path), f"dimension {dim} needs a [start, end] segment, got {segment!r}", item.id, "segment")
+        for x in segment:
+            if not isinstance(x, (int, float)) or isinstance(x, bool):
+                raise DataError(str(path), f"segment bounds must be numbers, got {segment!r}", item.id, "segment")
         segment = (segment[0], segment[1])
     else:
         segment = None
@@ -132,7 +133,12 @@ def _attach_video(item, q, dim, data_id, roots, frames_root, path):
         if err:
             item.meta["media_error"] = f"question_id: {err}"
         elif Path(folder).is_dir():
-            item.frames = list_frame_folder(folder)
+            try:
+                item.frames = list_frame_folder(folder, root=frames_root)
+            except PathEscape as e:  # e.g. a symlinked frame leading out of frames_root
+                item.meta["media_error"] = f"frames: {e}"
+            if not item.frames and "media_error" not in item.meta:
+                item.meta["media_error"] = f"frames: no frame images in {folder}"
         else:
             item.meta["media_error"] = f"no pre-extracted frame folder {folder}"
         return
@@ -145,6 +151,8 @@ def _attach_video(item, q, dim, data_id, roots, frames_root, path):
     item.video = VideoClip(path=p, rule=rule, segment=segment)
     if err:
         item.meta["media_error"] = f"data_id: {err} ({VIDEO_SOURCES[dim]} videos)"
+    elif segment is not None and segment[1] <= segment[0]:  # the official rule selects no frame
+        item.meta["media_error"] = f"segment: empty or reversed segment {list(segment)}, no frame to show"
 
 
 def _video_roots(video_roots: dict | None) -> dict[int, str]:

@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
-from mmbench_lib.tasks._common import media_path, read_json, require
+from mmbench_lib.tasks._common import check_unique, choices_abcd, media_path, read_json, require, strict_int
 
 BENCHMARK = "seed2"
 
@@ -108,17 +108,17 @@ def load(
         dimensions = None
     elif dimensions is not None:
         dimensions = [int(d) for d in ([dimensions] if isinstance(dimensions, (int, str)) else dimensions)]
-    items = []
+    items, seen = [], {}
     for i, q in enumerate(questions):
-        qid = str(require(q, "question_id", path, f"#{i}"))
-        try:
-            dim = int(require(q, "question_type_id", path, qid))
-        except (TypeError, ValueError):
-            raise DataError(str(path), "not an integer", qid, "question_type_id") from None
+        qid = str(require(q, "question_id", path, f"#{i}", (str, int)))
+        check_unique(seen, qid, path, f"question #{i}")
+        dim = strict_int(require(q, "question_type_id", path, qid), path, qid, "question_type_id")
         if dim not in DIMENSIONS:
             raise DataError(str(path), f"unknown dimension id {dim} (SEED-Bench-2 has 1-27)", qid, "question_type_id")
         name, subpart, dim_level = DIMENSIONS[dim]
         q_level = q.get("level", dim_level)
+        if q_level not in LEVELS:  # never dropped by the level filter unnoticed
+            raise DataError(str(path), f"unknown level {q_level!r}; expected one of {list(LEVELS)}", qid, "level")
         q_subpart = q.get("subpart", subpart)
         if q_level not in keep_levels or (part != "all" and q_subpart != part):
             continue
@@ -126,7 +126,7 @@ def load(
             continue
         if dimensions is not None and dim not in dimensions:
             continue
-        choices = [str(require(q, f"choice_{c}", path, qid)) for c in "abcd"]
+        choices = choices_abcd(q, path, qid)
         answer = require(q, "answer", path, qid, str)
         if len(answer) != 1 or answer not in "ABCD":
             raise DataError(str(path), f"answer must be one of A-D, got {answer!r}", qid, "answer")
@@ -134,7 +134,9 @@ def load(
         if source not in roots:
             raise DataError(str(path), f"unknown data_source {source!r}; known: {sorted(roots)}", qid, "data_source")
         data_id = require(q, "data_id", path, qid, (str, list))
-        ids = [data_id] if isinstance(data_id, str) else [str(x) for x in data_id]
+        ids = [data_id] if isinstance(data_id, str) else list(data_id)
+        if not ids or not all(isinstance(x, str) and x for x in ids):
+            raise DataError(str(path), f"expected a non-empty file name or list of them, got {data_id!r}", qid, "data_id")
         files, errors = [], []
         for rel in ids:
             p, err = media_path(roots[source], rel)

@@ -1,0 +1,80 @@
+"""One path policy: data paths stay inside their root, ids become safe file names, run ids
+name one folder under ``outputs/`` (spec/architecture.md, "Nothing lost, nothing escapes").
+
+- ``inside(root, path)``: the resolved path (symlinks followed) or ``PathEscape``.
+- ``safe_name(name)``: a file name made from an item id (sanitised, plus a short hash when changed).
+- ``validate_run_id(run_id)``: one plain folder name, never a source folder of the repository.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+#: top-level folders of the repository that a run folder must never be (nor live in)
+SOURCE_FOLDERS = ("notebooks", "mmbench_lib", "tests", "params", "docs", "annotations", "benchmarks", ".git", ".venv")
+#: the repository checkout holding ``mmbench_lib/``
+REPO = Path(__file__).resolve().parents[2]
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
+
+
+class PathEscape(ValueError):
+    """A path that resolves outside the root it must stay in."""
+
+
+def inside(root: str | os.PathLike, path: str | os.PathLike) -> Path:
+    """``root / path`` resolved (symlinks followed); ``PathEscape`` if it is not inside ``root``.
+
+    Absolute paths and ``..`` are accepted only when they still land inside ``root``.
+    """
+    root_p = Path(root).resolve()
+    p = (root_p / Path(path)).resolve()
+    if p != root_p and root_p not in p.parents:
+        raise PathEscape(f"path {str(path)!r} points outside its root {str(root_p)!r}")
+    return p
+
+
+def safe_name(name: str, max_len: int = 100) -> str:
+    """A file name for ``name`` (an item id): unsafe characters replaced, no leading dot; when the
+    name had to change, ``-<8 hex of its sha256>`` is appended so two ids never share a file."""
+    name = str(name)
+    clean = _UNSAFE.sub("_", name).lstrip(".")[:max_len] or "id"
+    if clean != name:
+        clean = f"{clean}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+    return clean
+
+
+def validate_run_id(run_id) -> str:
+    """``run_id`` if it names one plain folder; else ``ValueError`` in one line.
+
+    Refused: empty, ``.``/``..``, any path separator or NUL, and the names of the repository's
+    source folders (``notebooks``, ``mmbench_lib``, ``tests``, ``params``, ``docs``, ...).
+    """
+    rid = str(run_id) if run_id is not None else ""
+    seps = {"/", "\\", os.sep} | ({os.altsep} if os.altsep else set())
+    why = None
+    if not rid.strip():
+        why = "it is empty"
+    elif rid in (".", "..") or rid.strip(".") == "":
+        why = "it names the current or parent folder"
+    elif any(s in rid for s in seps) or "\x00" in rid:
+        why = "it contains a path separator (a run id is one folder name under outputs/)"
+    elif rid in SOURCE_FOLDERS or rid.lower() in SOURCE_FOLDERS:
+        why = f"{rid!r} is a source folder of the repository"
+    if why:
+        raise ValueError(f"invalid run id {rid!r}: {why}; use a plain name such as 'seed_random_1'")
+    return rid
+
+
+def run_folder(outputs: str | os.PathLike, run_id: str) -> Path:
+    """The folder of a run: ``outputs/<run_id>`` for a run id, or an absolute folder given by a
+    caller (never inside a source folder of the repository)."""
+    if os.path.isabs(str(run_id)):
+        p = Path(run_id).resolve()
+        for name in SOURCE_FOLDERS:
+            src = (REPO / name).resolve()
+            if p == src or src in p.parents:
+                raise ValueError(f"invalid run folder {str(run_id)!r}: it is inside the source folder {str(src)!r}")
+        return p
+    return Path(outputs) / validate_run_id(run_id)

@@ -1,0 +1,321 @@
+"""Nothing lost, nothing escapes: the run store, the path policy, strict loaders and media checks."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from mmbench_lib import tasks as benchmarks
+from mmbench_lib.core.items import DataError, Item, VideoClip
+from mmbench_lib.core.media import MediaError, check_media, load_visual_inputs
+from mmbench_lib.core.paths import PathEscape, inside, safe_name, validate_run_id
+from mmbench_lib.core.store import RunLockedError, RunStore
+from mmbench_lib.models import RandomChoice
+from mmbench_lib.pipeline import runs
+from mmbench_lib.pipeline.ranking import rank_items
+from mmbench_lib.tasks.recipes import get_recipe
+
+seed1, seed2 = benchmarks.get("seed"), benchmarks.get("seed2")
+mmmu, cmmmu = benchmarks.get("mmmu"), benchmarks.get("cmmmu")
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _rows(n):
+    return [{"id": f"q{i}", "status": "ok", "prediction": "A"} for i in range(n)]
+
+
+def _store_with(tmp_path, bad_line: bytes, at: int = 2, n: int = 5):
+    """A predictions file of ``n`` valid rows with ``bad_line`` inserted before row ``at``."""
+    with RunStore(tmp_path) as s:
+        s.append(_rows(n))
+    path = s.predictions_path
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:at] + [bad_line] + lines[at:]))
+    return path, b"".join(lines)
+
+
+# --- run store ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad, reason", [
+    (b'{"id": "q9", "status": "o\n', "not valid JSON"),  # torn line in the middle
+    (b'[1, 2, 3]\n', "not a JSON object"),
+    (b'"just a string"\n', "not a JSON object"),
+    (b'{"id": "q7", "x": "\x00\x00"}\n', "NUL bytes"),
+])
+def test_bad_line_anywhere_is_quarantined_and_later_rows_kept(tmp_path, bad, reason):
+    path, valid = _store_with(tmp_path, bad)
+    with pytest.warns(UserWarning, match=rf"line 3 quarantined .*{reason}"):
+        store = RunStore(tmp_path)
+    assert [r["id"] for r in store.rows()] == [f"q{i}" for i in range(5)]  # rows after the bad line kept
+    assert path.read_bytes() == valid
+    q = [json.loads(x) for x in store.quarantine_path.read_text().splitlines()]
+    assert len(q) == 1 and q[0]["line"] == 3 and reason in q[0]["reason"]
+    assert q[0]["raw"].encode("utf-8", "backslashreplace") .startswith(bad.rstrip(b"\n")[:5])
+    store.close()
+    assert len(RunStore(tmp_path).rows()) == 5  # reopens cleanly, nothing more to quarantine
+
+
+def test_torn_last_line_is_quarantined(tmp_path):
+    path, valid = _store_with(tmp_path, b"", n=3)
+    path.write_bytes(valid + b'{"id": "q3", "sta')
+    with pytest.warns(UserWarning, match="line 4 quarantined .*no newline"):
+        store = RunStore(tmp_path)
+    assert path.read_bytes() == valid and len(store.rows()) == 3
+    assert json.loads(store.quarantine_path.read_text())["raw"] == '{"id": "q3", "sta'
+
+
+def test_readonly_open_never_writes(tmp_path, demo):
+    d = demo["seed"]
+    items = seed1.load(d["annotation_file"], d["image_root"], dimensions=[1, 2])[:6]
+    store = rank_items(items, RandomChoice(), RunStore(tmp_path), get_recipe("seed1-ppl"), progress=False)
+    store.close()
+    path = store.predictions_path
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:2] + [b"not json\n"] + lines[2:]) + b'{"id": "torn')
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    with pytest.warns(UserWarning, match="line 3 skipped"):
+        ro = RunStore(tmp_path, readonly=True)
+    with pytest.warns(UserWarning, match="line 8 skipped"):
+        metrics = runs.metrics_from_store(tmp_path, "seed")
+    assert len(ro.rows()) == 6 and metrics["counts"]["items"] == 6
+    with pytest.raises(PermissionError, match="read-only"):
+        ro.append(_rows(1))
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+    assert not RunStore(tmp_path / "absent", readonly=True).rows() and not (tmp_path / "absent").exists()
+
+
+def test_second_writer_is_refused_with_the_holder_named(tmp_path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from mmbench_lib.core.store import RunStore; s = RunStore(sys.argv[1]); "
+                               "print('ready', flush=True); sys.stdin.read()", str(tmp_path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(RunLockedError, match=rf"being written by another process \(pid {holder.pid} on host "):
+            RunStore(tmp_path)
+        assert len(str(pytest.raises(RunLockedError, RunStore, tmp_path).value).splitlines()) == 1
+        RunStore(tmp_path, readonly=True)  # readers are not blocked
+    finally:
+        holder.communicate("", timeout=60)
+    RunStore(tmp_path).append(_rows(1))  # the lock is released with its holder
+
+
+# --- path policy -------------------------------------------------------------------------------
+
+def test_inside_refuses_absolute_dotdot_and_symlink(tmp_path):
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (tmp_path / "secret.png").write_bytes(b"x")
+    (root / "link.png").symlink_to(tmp_path / "secret.png")
+    assert inside(root, "sub/a.png") == (root / "sub" / "a.png").resolve()
+    for bad in (str(tmp_path / "secret.png"), "../secret.png", "sub/../../secret.png", "link.png"):
+        with pytest.raises(PathEscape, match="outside its root"):
+            inside(root, bad)
+
+
+@pytest.mark.parametrize("run_id", ["..", ".", "", "a/b", "../x", "notebooks", "mmbench_lib", "tests", "params", "docs"])
+def test_bad_run_ids_are_refused(run_id, tmp_path, monkeypatch):
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path / "outputs"))
+    with pytest.raises(ValueError, match="invalid run id"):
+        validate_run_id(run_id)
+    if run_id:  # empty means "make a fresh id"
+        with pytest.raises(ValueError, match="invalid run"):
+            runs.run_dir(run_id)
+    assert not (tmp_path / "outputs").exists() or not any((tmp_path / "outputs").iterdir())
+
+
+def test_runner_refuses_a_run_id_naming_a_source_folder(tmp_path, monkeypatch):
+    from mmbench_lib.runner import run_notebook
+
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(REPO))
+    before = sorted(p.name for p in (REPO / "notebooks").iterdir())
+    with pytest.raises(ValueError, match="source folder"):
+        run_notebook(REPO / "notebooks" / "00_quickstart.ipynb", run_id="notebooks")
+    assert sorted(p.name for p in (REPO / "notebooks").iterdir()) == before
+
+
+def test_hostile_item_ids_make_safe_cache_names(demo, tmp_path):
+    assert safe_name("validation_Accounting_1_image_1") == "validation_Accounting_1_image_1"  # unchanged ids keep their names
+    for hostile in ("../../evil", "/etc/passwd", "..", "a/b"):
+        name = safe_name(hostile)
+        assert "/" not in name and not name.startswith(".") and name != safe_name(hostile + "x")
+    src = Path(demo["mmmu"]["source"]) / "Accounting" / "validation-00000-of-00001.parquet"
+    dst = tmp_path / "mmmu" / "Accounting" / src.name
+    dst.parent.mkdir(parents=True)
+    table = pq.read_table(src)
+    rows = table.to_pylist()
+    rows[0]["id"] = "../../../../escaped"
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), dst)
+    cache = tmp_path / "cache"
+    items = mmmu.load(tmp_path / "mmmu", cache_dir=cache)
+    assert items[0].id == "../../../../escaped" and items[0].images
+    for p in items[0].images:
+        inside(cache, p)
+    assert not list(tmp_path.glob("escaped*")) and not list(tmp_path.parent.glob("escaped*"))
+
+
+@pytest.mark.parametrize("cell_path", ["/etc/hostname", "../../../../../../etc/hostname"])
+def test_mmmu_image_cell_path_outside_the_data_folder_is_not_read(demo, tmp_path, cell_path):
+    src = Path(demo["mmmu"]["source"]) / "Accounting" / "validation-00000-of-00001.parquet"
+    dst = tmp_path / "mmmu" / "Accounting" / src.name
+    dst.parent.mkdir(parents=True)
+    table = pq.read_table(src)
+    rows = table.to_pylist()
+    rows[0]["image_1"] = {"bytes": None, "path": cell_path}
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), dst)
+    items = mmmu.load(tmp_path / "mmmu", cache_dir=tmp_path / "c")
+    assert "outside its root" in items[0].meta["media_error"] and len(items) == len(rows)
+    row = rank_items(items[:1], RandomChoice(), RunStore(tmp_path / "run"), get_recipe("seed1-ppl"), progress=False).rows()[0]
+    assert row["status"] == "failed" and "outside its root" in row["error"]
+
+
+def test_cmmmu_absolute_image_tag_is_not_read(demo, tmp_path):
+    src = Path(demo["cmmmu"]["root"]) / "cmmmu-data-val" / "business"
+    shutil.copytree(src, tmp_path / "cmmmu-data-val" / "business")
+    path = tmp_path / "cmmmu-data-val" / "business" / "business.jsonl"
+    recs = [json.loads(x) for x in path.read_text().splitlines()]
+    recs[0]["question"] += '<img="/etc/hostname">'
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs))
+    items = cmmmu.load(tmp_path, split="val", categories=["business"])
+    assert "outside its root" in items[0].meta["media_error"]
+
+
+def test_symlinked_frame_leading_out_of_frames_root_fails_its_item(demo, tmp_path):
+    d = demo["seed"]
+    items = seed1.load(d["annotation_file"], d["image_root"], d["video_roots"], dimensions=[10])
+    frames_root = tmp_path / "frames"
+    good, bad = items[0].id, items[1].id
+    for qid in (good, bad):
+        (frames_root / qid).mkdir(parents=True)
+        for i in range(3):
+            shutil.copy(items[0].images[0] if items[0].images else _any_png(d), frames_root / qid / f"{i + 1}.png")
+    (tmp_path / "outside.png").write_bytes((frames_root / good / "1.png").read_bytes())
+    (frames_root / bad / "4.png").symlink_to(tmp_path / "outside.png")
+    got = {it.id: it for it in seed1.load(d["annotation_file"], d["image_root"], frames_root=frames_root, dimensions=[10])}
+    assert "media_error" not in got[good].meta and len(got[good].frames) == 3
+    assert "outside its root" in got[bad].meta["media_error"] and not got[bad].frames
+    with pytest.raises(MediaError, match="field 'frames'.*outside its root"):
+        check_media(got[bad])
+
+
+def _any_png(d):
+    return next(p for p in Path(d["image_root"]).iterdir() if p.is_file())
+
+
+def test_generated_dir_is_not_left_by_a_question_id(tmp_path):
+    from mmbench_lib.scoring.clip_judge import ClipJudge, ImageOutputScorer
+
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "x.png").write_bytes(b"x")
+    scorer = ImageOutputScorer(ClipJudge(pretrained=None), str(tmp_path / "gen"))
+    item = Item(id="../x", benchmark="seed2", question="q", choices=["a"] * 4, output="image")
+    with pytest.raises(MediaError, match="field 'generated image'.*outside its root"):
+        scorer.generated_image(item, RandomChoice())
+
+
+# --- strict loaders ----------------------------------------------------------------------------
+
+def _rewrite(src, dst, edit):
+    data = json.loads(Path(src).read_text())
+    edit(data["questions"])
+    Path(dst).write_text(json.dumps(data))
+    return dst
+
+
+@pytest.mark.parametrize("edit, field, message", [
+    (lambda qs: qs[3].update(question_id=qs[0]["question_id"]), "question_id", "duplicate id"),
+    (lambda qs: qs[0].update(question_type_id=3.7), "question_type_id", "not an integer: 3.7"),
+    (lambda qs: qs[0].update(question_type_id=True), "question_type_id", "not an integer: True"),
+    (lambda qs: qs[0].update(choice_b=None), "choice_b", "expected a string, got NoneType"),
+    (lambda qs: qs[0].update(choice_e="a fifth"), "choice_e", "extra choice"),
+])
+def test_seed1_loader_never_coerces(demo, tmp_path, edit, field, message):
+    d = demo["seed"]
+    bad = _rewrite(d["annotation_file"], tmp_path / "SEED-Bench.json", edit)
+    with pytest.raises(DataError, match=message) as e:
+        seed1.load(bad, d["image_root"], d["video_roots"])
+    assert e.value.path == str(bad) and e.value.field == field and e.value.item_id
+
+
+@pytest.mark.parametrize("edit, field, message", [
+    (lambda qs: qs[0].update(level="L4"), "level", "unknown level 'L4'"),
+    (lambda qs: qs[2].update(question_id=qs[1]["question_id"]), "question_id", "duplicate id"),
+    (lambda qs: qs[0].update(choice_a=None), "choice_a", "expected a string"),
+    (lambda qs: qs[0].update(question_type_id="3.7"), "question_type_id", "not an integer"),
+])
+def test_seed2_loader_never_coerces(demo, tmp_path, edit, field, message):
+    d = demo["seed2"]
+    bad = _rewrite(d["annotation_file"], tmp_path / "v2.json", edit)
+    with pytest.raises(DataError, match=message) as e:
+        seed2.load(bad, d["cc3m_dir"], d["seed_bench_v2_dir"], level="L3")
+    assert e.value.path == str(bad) and e.value.field == field
+
+
+def test_mmmu_null_option_is_an_error_not_none(demo, tmp_path):
+    src = Path(demo["mmmu"]["source"]) / "Accounting" / "validation-00000-of-00001.parquet"
+    dst = tmp_path / "mmmu" / "Accounting" / src.name
+    dst.parent.mkdir(parents=True)
+    table = pq.read_table(src)
+    rows = table.to_pylist()
+    rows[0]["options"] = "['12', None, '14']"
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), dst)
+    with pytest.raises(DataError, match="every entry must be a string, got None") as e:
+        mmmu.load(tmp_path / "mmmu", cache_dir=tmp_path / "c")
+    assert e.value.field == "options" and e.value.item_id == rows[0]["id"]
+
+
+@pytest.mark.parametrize("edit, field, message", [
+    (lambda r: r.update(answer="D", option4=""), "answer", "names no existing option"),
+    (lambda r: r.update(option2=None), "option2", "expected a string"),
+    (lambda r: r.update(option5="extra"), "option5", "extra option"),
+])
+def test_cmmmu_multiple_choice_is_strict(demo, tmp_path, edit, field, message):
+    src = Path(demo["cmmmu"]["root"]) / "cmmmu-data-val" / "business"
+    shutil.copytree(src, tmp_path / "cmmmu-data-val" / "business")
+    path = tmp_path / "cmmmu-data-val" / "business" / "business.jsonl"
+    recs = [json.loads(x) for x in path.read_text().splitlines()]
+    rec = next(r for r in recs if r["type"] == "选择")
+    edit(rec)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs))
+    with pytest.raises(DataError, match=message) as e:
+        cmmmu.load(tmp_path, split="val", categories=["business"])
+    assert e.value.field == field and e.value.item_id == str(rec["id"])
+
+
+# --- media -------------------------------------------------------------------------------------
+
+def test_empty_or_reversed_segment_is_a_failed_item_never_ok(demo, tmp_path):
+    d = demo["seed"]
+    src = json.loads(Path(d["annotation_file"]).read_text())
+    q = next(q for q in src["questions"] if q["question_type_id"] == 12)
+    bad = _rewrite(d["annotation_file"], tmp_path / "SEED-Bench.json",
+                   lambda qs: next(x for x in qs if x["question_id"] == q["question_id"]).update(segment=[40, 12]))
+    items = {it.id: it for it in seed1.load(bad, d["image_root"], d["video_roots"], dimensions=[12])}
+    row = {r["id"]: r for r in rank_items(list(items.values()), RandomChoice(), RunStore(tmp_path / "run"),
+                                          get_recipe("seed1-ppl"), progress=False).rows()}[q["question_id"]]
+    assert row["status"] == "failed" and "empty or reversed segment" in row["error"]
+    # a segment shorter than one frame selects nothing: the vision path and the blind check both refuse it
+    it = items[q["question_id"]]
+    it.meta.pop("media_error")
+    it.video = VideoClip(it.video.path, "seconds", (1.0, 1.001))
+    with pytest.raises(MediaError, match="field 'video'.*selects no frame"):
+        load_visual_inputs(it)
+    with pytest.raises(MediaError, match="selects no frame"):
+        check_media(it)
+
+
+def test_broken_image_fails_the_blind_model_too(demo, tmp_path):
+    d = demo["seed"]
+    shutil.copytree(d["image_root"], tmp_path / "cc3m")
+    items = seed1.load(d["annotation_file"], tmp_path / "cc3m", dimensions=[1])
+    Path(items[0].images[0]).write_bytes(b"\x89PNG broken")
+    rows = {r["id"]: r for r in rank_items(items, RandomChoice(), RunStore(tmp_path / "run"), get_recipe("seed1-ppl"),
+                                           progress=False).rows()}
+    assert rows[items[0].id]["status"] == "failed" and "unreadable image" in rows[items[0].id]["error"]
+    assert all(rows[it.id]["status"] == "ok" for it in items[1:])
