@@ -91,3 +91,51 @@ def test_valid_shipped_parameters_pass_the_checks():
         check_params(nb.name, read_params([str(f)]), pm.inspect_notebook(str(nb)))
     nb = str(ROOT / SEED_NB)
     check_params("nb", {"dimensions": [1, 2], "limit": None, "shard_index": 1, "num_shards": 2}, pm.inspect_notebook(nb))
+
+
+@pytest.mark.parametrize("content,needles", [
+    (b'{"question_id": "1", "prediction": "A"}\n[1, 2]\n', ["results.jsonl", "line 2 is not a JSON object"]),
+    (b'{"question_id": "1", "prediction": "A"}\n{"question_id": "2"}\n', ["line 2", "'prediction'", "field missing"]),
+    (b'{"question_id": "1", "prediction": "A"}\nnot json\n', ["line 2 is not a JSON object"]),
+    (b'{"question_id": "1", "prediction": "\xe9"}\n', ["results.jsonl", "line 1", "not UTF-8"]),
+])
+def test_score_predictions_bad_input_is_one_line(tmp_path, content, needles):
+    f = tmp_path / "results.jsonl"
+    f.write_bytes(content)
+    proc, outputs = cli(tmp_path, "score-predictions", "--benchmark", "seed2", "--predictions", str(f))
+    assert_one_line_error(proc, outputs, *needles)
+
+
+@pytest.mark.parametrize("content,needles", [
+    (b'{"questions": [{"question_id": "1", "answer": "A"}]}', ["questions.json", "'question_type_id'", "field missing"]),
+    (b'{"questions": [{"question_id": "1", "answer": "A", "question_type_id": "x"}]}', ["not an integer"]),
+    (b'[1, 2]', ["questions.json", "'questions'"]),
+    (b'{"questions": \xff}', ["questions.json", "not UTF-8"]),
+])
+def test_score_predictions_bad_questions_file_is_one_line(tmp_path, content, needles):
+    (tmp_path / "results.jsonl").write_text('{"question_id": "1", "prediction": "A"}\n', encoding="utf-8")
+    (tmp_path / "questions.json").write_bytes(content)
+    proc, outputs = cli(tmp_path, "score-predictions", "--benchmark", "seed", "--predictions",
+                        str(tmp_path / "results.jsonl"), "--questions", str(tmp_path / "questions.json"))
+    assert_one_line_error(proc, outputs, *needles)
+
+
+@pytest.mark.parametrize("content,needles", [
+    (b'{"id": "1", "response": "A"}\n\xff\n', ["resp.jsonl", "line 2", "not UTF-8"]),
+    (b'{"id": "1", "response": "A"}\n5\n', ["resp.jsonl", "line 2", "'id'"]),
+    (b'{"id": "1", "response": "A"}\n{"id": \n', ["resp.jsonl", "line 2 is not valid JSON"]),
+])
+def test_score_responses_bad_input_is_one_line(tmp_path, content, needles):
+    (tmp_path / "resp.jsonl").write_bytes(content)
+    (tmp_path / "gold.jsonl").write_text('{"id": "1", "type": "选择", "answer": "A"}\n', encoding="utf-8")
+    proc, outputs = cli(tmp_path, "score-responses", "--benchmark", "cmmmu", "--responses", str(tmp_path / "resp.jsonl"),
+                        "--answers", str(tmp_path / "gold.jsonl"), "--out", str(tmp_path / "out"))
+    assert_one_line_error(proc, outputs, *needles)
+
+
+def test_score_responses_mmmu_not_utf8(tmp_path):
+    (tmp_path / "resp" / "Art").mkdir(parents=True)
+    (tmp_path / "resp" / "Art" / "output.json").write_bytes(b'[{"id": "validation_Art_1", "response": "\xff"}]')
+    proc, outputs = cli(tmp_path, "score-responses", "--benchmark", "mmmu", "--responses", str(tmp_path / "resp"),
+                        "--out", str(tmp_path / "out"))
+    assert_one_line_error(proc, outputs, "output.json", "line 1", "not UTF-8")
