@@ -37,11 +37,11 @@ def cmd_make_demo(a) -> int:
 
 
 def cmd_run(a) -> int:
-    from mmbench_lib.runner import run_notebook
+    from mmbench_lib.runner import parse_override, run_notebook
 
     overrides = {}
     for name, value in a.param or []:
-        overrides[name] = yaml.safe_load(value)
+        overrides[name] = parse_override(name, value)
     folder = run_notebook(a.notebook, a.file, overrides, run_id=a.run_id, timeout=a.timeout)
     print(f"run folder: {folder}")
     return 0
@@ -163,8 +163,9 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     try:
         return a.func(a)
-    except (ValueError, KeyError, FileNotFoundError) as e:
-        print(f"mmbench: error: {e}", file=sys.stderr)
+    except (ValueError, KeyError, FileNotFoundError) as e:  # bad input: one line, no traceback
+        message = " ".join(str(e).split())
+        print(f"mmbench: error: {message}", file=sys.stderr)
         return 2
 
 

@@ -2,20 +2,25 @@
 
 Users serve a large model elsewhere; the suite only sends ``/v1/chat/completions`` requests:
 greedy (temperature 0), a concurrency limit, retries with exponential backoff on connection
-errors, timeouts, 429 and 5xx (``Retry-After`` honoured), and a per-request timeout. Responses
-land in the run store like any model's, so a rerun never asks again; within a run, answers are
-also kept in memory so isolating one failing request does not re-ask the others.
-The API key is read from an environment variable and never written anywhere.
+errors, timeouts, 429 and 5xx (``Retry-After`` honoured up to ``max_retry_after`` seconds), and a
+deadline per HTTP request (connect, headers and the whole body; not per socket read). Responses
+land in the run store like any model's, so a rerun never asks again; within a run, answers and
+failures are kept in memory, so isolating one failing request re-asks neither the others nor it:
+an item is sent at most ``max_retries + 1`` times.
+The API key is read from an environment variable and never written anywhere: every error text
+is redacted (the key, ``Authorization`` values, ``sk-...`` tokens, URL passwords).
 """
 from __future__ import annotations
 
 import base64
+import http.client
 import io
 import json
 import os
+import re
+import socket
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
 from mmbench_lib.core.requests import Generation, GenerateRequest, interleave
@@ -24,6 +29,29 @@ RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
 
 class EndpointError(RuntimeError):
+    pass
+
+
+_SECRET_PATTERNS = (
+    re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)[^\"'\r\n,}]+"),  # header or JSON/dict echo
+    re.compile(r"(?i)(bearer\s+)[^\s\"',}]+"),
+    re.compile(r"()\bsk-[A-Za-z0-9_\-.]{3,}"),
+    re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://[^/@\s:]*:)[^/@\s]+(?=@)"),  # scheme://user:PASSWORD@host
+)
+
+
+def redact(text: str, secrets=()) -> str:
+    """``text`` with the given secret values, ``Authorization`` values, bearer tokens, ``sk-...``
+    tokens and URL passwords replaced by ``[REDACTED]``."""
+    for value in secrets:
+        if value and len(value) >= 4:
+            text = text.replace(value, "[REDACTED]")
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(lambda m: m.group(1) + "[REDACTED]", text)
+    return text
+
+
+class _Timeout(Exception):
     pass
 
 
@@ -45,16 +73,17 @@ class OpenAICompatible:
 
     def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  concurrency: int = 4, max_retries: int = 5, timeout: float = 120.0, backoff: float = 1.0,
-                 max_backoff: float = 30.0):
+                 max_backoff: float = 30.0, max_retry_after: float = 60.0):
         base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         if not base_url:
             raise ValueError("an OpenAI-compatible endpoint needs base_url (or OPENAI_BASE_URL), e.g. http://127.0.0.1:8000/v1")
         self.model, self.base_url = model, base_url.rstrip("/")
         self.api_key_env = api_key_env
         self.concurrency, self.max_retries, self.timeout = concurrency, max_retries, timeout
-        self.backoff, self.max_backoff = backoff, max_backoff
+        self.backoff, self.max_backoff, self.max_retry_after = backoff, max_backoff, max_retry_after
         self.name = f"openai:{model}"
         self._answers: dict[tuple, Generation] = {}
+        self._failures: dict[tuple, str] = {}
         self.requests_sent = 0
 
     def score_choices(self, requests):
@@ -69,19 +98,29 @@ class OpenAICompatible:
         key = (r.id, r.prompt, r.max_new_tokens, len(r.images))
         if key in self._answers:
             return self._answers[key]
+        if key in self._failures:  # asked max_retries + 1 times already in this run
+            raise EndpointError(self._failures[key])
         body = {"model": self.model, "temperature": 0, "max_tokens": r.max_new_tokens,
                 "messages": [{"role": "user", "content": content_parts(r.prompt, r.images)}]}
-        data = self._post("/chat/completions", body)
         try:
+            data = self._post("/chat/completions", body)
             choice = data["choices"][0]
             text = choice["message"]["content"] or ""
-        except (KeyError, IndexError, TypeError):
-            raise EndpointError(f"unexpected response for {r.id!r}: {json.dumps(data)[:300]}") from None
+        except EndpointError as e:
+            self._failures[key] = str(e)
+            raise
+        except (KeyError, IndexError, TypeError, AttributeError):
+            msg = self._redact(f"unexpected response for {r.id!r}: {json.dumps(data)[:300]}")
+            self._failures[key] = msg
+            raise EndpointError(msg) from None
         usage = data.get("usage") or {}
         gen = Generation(text=text.strip(), num_tokens=int(usage.get("completion_tokens") or 0),
                          hit_limit=choice.get("finish_reason") == "length")
         self._answers[key] = gen
         return gen
+
+    def _redact(self, text: str) -> str:
+        return redact(text, [os.environ.get(self.api_key_env) or ""])
 
     def _post(self, path: str, body: dict) -> dict:
         headers = {"Content-Type": "application/json"}
@@ -89,26 +128,67 @@ class OpenAICompatible:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         payload = json.dumps(body).encode("utf-8")
+        url = self.base_url + path
         last = None
         for attempt in range(self.max_retries + 1):
             if attempt:
-                time.sleep(last[1] if last and last[1] else min(self.max_backoff, self.backoff * 2 ** (attempt - 1)))
-            req = urllib.request.Request(self.base_url + path, data=payload, headers=headers, method="POST")
+                wait = last[1] if last and last[1] is not None else min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+                time.sleep(max(0.0, min(wait, self.max_retry_after)))
             self.requests_sent += 1
             try:
-                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    return json.loads(resp.read().decode("utf-8"))
-            except urllib.error.HTTPError as e:
-                detail = e.read().decode("utf-8", "replace")[:300]
-                if e.code not in RETRY_STATUS:
-                    raise EndpointError(f"{self.base_url}{path} answered {e.code}: {detail}") from None
-                retry_after = e.headers.get("Retry-After")
-                last = (f"HTTP {e.code}: {detail}", float(retry_after) if retry_after and retry_after.isdigit() else None)
-            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as e:
-                last = (f"{type(e).__name__}: {getattr(e, 'reason', e)}", None)
-        raise EndpointError(f"{self.base_url}{path} failed after {self.max_retries + 1} attempts; last error: {last[0]}")
+                status, resp_headers, raw = self._request(url, payload, headers)
+            except (_Timeout, socket.timeout, TimeoutError):
+                last = (f"TimeoutError: no complete answer within {self.timeout:g} s", None)
+                continue
+            except (http.client.HTTPException, ConnectionError, OSError) as e:
+                last = (f"{type(e).__name__}: {e}", None)
+                continue
+            if 200 <= status < 300:
+                try:
+                    return json.loads(raw.decode("utf-8"))
+                except (UnicodeDecodeError, ValueError):
+                    raise EndpointError(self._redact(f"{url} answered {status} with a body that is not JSON: "
+                                                     f"{raw[:300].decode('utf-8', 'replace')}")) from None
+            detail = raw[:300].decode("utf-8", "replace")
+            if status not in RETRY_STATUS:
+                raise EndpointError(self._redact(f"{url} answered {status}: {detail}"))
+            retry_after = (resp_headers.get("Retry-After") or "").strip()
+            last = (f"HTTP {status}: {detail}", float(retry_after) if retry_after.isdigit() else None)
+        raise EndpointError(self._redact(f"{url} failed after {self.max_retries + 1} attempts; last error: {last[0]}"))
+
+    def _request(self, url: str, payload: bytes, headers: dict) -> tuple[int, http.client.HTTPMessage, bytes]:
+        """One POST; the whole exchange (connect, send, headers, body) must end within ``timeout``."""
+        deadline = time.monotonic() + self.timeout
+
+        def left() -> float:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Timeout()
+            return remaining
+
+        parts = urllib.parse.urlsplit(url)
+        cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        conn = cls(parts.hostname, parts.port, timeout=left())
+        try:
+            target = parts.path + (f"?{parts.query}" if parts.query else "")
+            conn.connect()
+            sock = conn.sock
+            sock.settimeout(left())
+            conn.request("POST", target, body=payload, headers=headers)
+            sock.settimeout(left())
+            resp = conn.getresponse()
+            chunks = []
+            while True:
+                sock.settimeout(left())
+                chunk = resp.read1(65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            return resp.status, resp.headers, b"".join(chunks)
+        finally:
+            conn.close()
 
     def describe(self) -> dict:
         return {"adapter": "OpenAICompatible", "name": self.name, "model_id": self.model, "base_url": self.base_url,
                 "api_key_env": self.api_key_env, "concurrency": self.concurrency, "max_retries": self.max_retries,
-                "timeout_s": self.timeout, "decoding": "temperature 0 (greedy)"}
+                "timeout_s": self.timeout, "max_retry_after_s": self.max_retry_after, "decoding": "temperature 0 (greedy)"}

@@ -21,7 +21,7 @@ def read_results(path) -> tuple[dict[str, dict], dict]:
     if not path.is_file():
         raise DataError(str(path), "results file not found")
     records, dup_ids, conflicting = {}, [], []
-    text = path.read_text(encoding="utf-8").strip()
+    text = _read_utf8(path).strip()
     if text.startswith("["):
         try:
             lines = [json.dumps(x) for x in json.loads(re.sub(r",\s*]\s*$", "]", text))]
@@ -37,6 +37,8 @@ def read_results(path) -> tuple[dict[str, dict], dict]:
             rec = json.loads(line)
         except json.JSONDecodeError as e:
             raise DataError(str(path), f"line {n} is not a JSON object ({e.msg})") from None
+        if not isinstance(rec, dict):
+            raise DataError(str(path), f"line {n} is not a JSON object (got {type(rec).__name__})")
         for key in ("question_id", "prediction"):
             if key not in rec:
                 raise DataError(str(path), f"line {n}: field missing", None, key)
@@ -50,6 +52,32 @@ def read_results(path) -> tuple[dict[str, dict], dict]:
                      "conflicting_duplicates": sorted(set(conflicting))}
 
 
+def _read_questions(qpath: Path) -> dict[str, tuple[int, str]]:
+    """``{question_id: (dimension, answer)}`` from the benchmark JSON; bad input raises ``DataError``."""
+    if not qpath.is_file():
+        raise DataError(str(qpath), "questions file not found")
+    try:
+        data = json.loads(_read_utf8(qpath))
+    except json.JSONDecodeError as e:
+        raise DataError(str(qpath), f"not valid JSON ({e.msg} at line {e.lineno})") from None
+    questions = data.get("questions") if isinstance(data, dict) else None
+    if not isinstance(questions, list):
+        raise DataError(str(qpath), "expected an object with a list 'questions'", None, "questions")
+    gold = {}
+    for i, q in enumerate(questions):
+        if not isinstance(q, dict):
+            raise DataError(str(qpath), f"questions[{i}] is not an object")
+        for key in ("question_id", "question_type_id", "answer"):
+            if key not in q:
+                raise DataError(str(qpath), f"questions[{i}]: field missing", q.get("question_id"), key)
+        try:
+            dim = int(q["question_type_id"])
+        except (TypeError, ValueError):
+            raise DataError(str(qpath), f"questions[{i}]: not an integer", q["question_id"], "question_type_id") from None
+        gold[str(q["question_id"])] = (dim, q["answer"])
+    return gold
+
+
 def score_predictions(benchmark: str, predictions, questions=None) -> dict:
     """Per-dimension and group metrics for an official results file.
 
@@ -60,10 +88,7 @@ def score_predictions(benchmark: str, predictions, questions=None) -> dict:
     preds, report = read_results(predictions)
     gold = {}
     if questions is not None:
-        qpath = Path(questions)
-        data = json.loads(qpath.read_text(encoding="utf-8"))
-        for q in data.get("questions", []):
-            gold[str(q["question_id"])] = (int(q["question_type_id"]), q["answer"])
+        gold = _read_questions(Path(questions))
     elif benchmark in ("seed", "seed1"):
         raise ValueError("SEED-Bench v1 result files carry no dimension: pass --questions SEED-Bench.json")
     rows, unknown = [], []
@@ -89,3 +114,13 @@ def score_predictions(benchmark: str, predictions, questions=None) -> dict:
                         "missing_examples": missing[:20]}
     summary["benchmark"] = benchmark
     return summary
+
+
+def _read_utf8(path: Path) -> str:
+    """The file's text; not UTF-8 raises ``DataError`` naming the file and line."""
+    raw = Path(path).read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise DataError(str(path), f"line {line}: not UTF-8 (byte 0x{raw[e.start]:02x})") from None

@@ -1,7 +1,11 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 for the tests, wrapping a transformers adapter.
 
 It serves ``POST /v1/chat/completions`` (text and image_url content parts), counts requests,
-and can fail the first N requests (503) or stall (to exercise timeouts and retries).
+and can fail the first N requests (503) or stall (to exercise timeouts and retries). Without an
+adapter it answers "ok". Misbehaviours for the first ``fail_first`` requests (``misbehave``):
+``retry_after`` (the error carries ``Retry-After: retry_after``), ``trickle`` (a 200 whose body
+comes one byte every ``trickle_s``), ``echo_headers`` (the error body echoes the request headers,
+Authorization included); ``fail_first=10**9`` makes it fail always.
 """
 from __future__ import annotations
 
@@ -14,12 +18,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from PIL import Image
 
-from mmbench_lib.core.requests import IMAGE, GenerateRequest
+from mmbench_lib.core.requests import IMAGE, GenerateRequest, Generation
 
 
 class Server:
-    def __init__(self, adapter, fail_first: int = 0, stall_first: int = 0, stall_s: float = 0.0, status: int = 503):
+    def __init__(self, adapter=None, fail_first: int = 0, stall_first: int = 0, stall_s: float = 0.0, status: int = 503,
+                 misbehave: str | None = None, retry_after: str = "100000", trickle_s: float = 0.2):
         self.adapter, self.fail_first, self.stall_first, self.stall_s, self.status = adapter, fail_first, stall_first, stall_s, status
+        self.misbehave, self.retry_after, self.trickle_s = misbehave, retry_after, trickle_s
         self.requests, self.completions, self.lock = 0, 0, threading.Lock()
         self.images_seen, self.auth = 0, None
         server = self
@@ -37,9 +43,10 @@ class Server:
                 if n <= server.stall_first:
                     time.sleep(server.stall_s)
                 if n <= server.fail_first:
-                    self.send_response(server.status)
-                    self.end_headers()
-                    self.wfile.write(b'{"error": "try again"}')
+                    try:
+                        self._misbehave()
+                    except OSError:  # the client gave up (timeout): expected
+                        pass
                     return
                 if self.path != "/v1/chat/completions" or body.get("temperature") != 0:
                     self.send_response(400)
@@ -56,7 +63,10 @@ class Server:
                         text += IMAGE
                 with server.lock:
                     server.images_seen += len(images)
-                    [g] = server.adapter.generate([GenerateRequest("srv", text, images, max_new_tokens=body["max_tokens"])])
+                    if server.adapter is None:
+                        g = Generation("ok", 1, False)
+                    else:
+                        [g] = server.adapter.generate([GenerateRequest("srv", text, images, max_new_tokens=body["max_tokens"])])
                     server.completions += 1
                 out = {"choices": [{"index": 0, "message": {"role": "assistant", "content": g.text},
                                     "finish_reason": "length" if g.hit_limit else "stop"}],
@@ -67,6 +77,27 @@ class Server:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _misbehave(self):
+                if server.misbehave == "trickle":
+                    data = b'{"choices": [{"message": {"content": "' + b"x" * 1000 + b'"}}]}'
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    for i in range(len(data)):
+                        self.wfile.write(data[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(server.trickle_s)
+                    return
+                body = b'{"error": "try again"}'
+                if server.misbehave == "echo_headers":
+                    body = json.dumps({"error": "bad gateway", "request_headers": dict(self.headers)}).encode()
+                self.send_response(server.status)
+                if server.misbehave == "retry_after":
+                    self.send_header("Retry-After", server.retry_after)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"

@@ -268,3 +268,42 @@ def test_property_fill(response, gold):
     assert isinstance(preds, list) and all(isinstance(p, (str, float)) for p in preds)
     assert isinstance(eval_fill(gold, preds), bool)
     assert isinstance(evaluate_answer("填空", response, gold), bool)
+
+
+# --- linear-time number extraction == the official regexes (spec §4.4 填空 step 4) --------------
+
+#: The official ``eval_utils.py`` patterns, kept here as the oracle (quadratic on long digit runs).
+OFFICIAL_NUMBER_PATTERNS = (r"-?\d{1,3}(?:，\d{3})+", r"-?\d+(?:\.\d+)?[eE][+-]?\d+",
+                            r"-?(?:\d+\.\d+|\.\d+|\d+)(?![eE][+-]?\d+)(?!，\d)")
+
+
+def official_numbers(string):
+    return [m for pattern in OFFICIAL_NUMBER_PATTERNS for m in re.findall(pattern, string)]
+
+
+NUMBER_ALPHABET = st.sampled_from(list("0123456789" * 3 + "，，,..--+eeE ax_²٣５。\n"))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=NUMBER_ALPHABET, max_size=30))
+def test_property_extract_numbers_equals_official_regexes(text):
+    assert cmmmu.extract_numbers(text) == official_numbers(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(max_size=30))
+def test_property_extract_numbers_any_unicode(text):
+    assert cmmmu.extract_numbers(text) == official_numbers(text)
+
+
+@pytest.mark.parametrize("text", ["12345，678", "-12345，678，9", "1，000，0000", "12e5", "1.25e5", "1.2e5", "5，1",
+                                  "12，3", "1.2，3", ".5e5", "1" * 2000 + "e5"])
+def test_extract_numbers_edge_cases(text):
+    assert cmmmu.extract_numbers(text) == official_numbers(text)
+
+
+def test_long_digit_runs_are_linear():
+    """A 1 MB digit run (the official regexes never finish) parses; the result is checked, not timed."""
+    run = "7" * 1_000_000
+    assert cmmmu.extract_numbers(run) == [run]
+    assert cmmmu.extract_numbers(run + "e5") == [run + "e5", run[:-1], "5"]  # the run gives back its last digit

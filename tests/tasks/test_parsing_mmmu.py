@@ -266,3 +266,61 @@ def test_property_open_never_raises(response, gold):
     assert isinstance(preds, list) and all(isinstance(p, (str, float)) for p in preds)
     assert len(preds) == len(set(preds)) or any(p != p for p in preds)  # nan aside, no duplicates
     assert isinstance(eval_open(gold, preds), bool)
+
+
+# --- linear-time number extraction == the official regexes (spec §3.5 step 6) ------------------
+
+#: The official ``eval_utils.py`` patterns, kept here as the oracle (quadratic on long digit runs).
+OFFICIAL_NUMBER_PATTERNS = (r"-?\b\d{1,3}(?:,\d{3})+\b", r"-?\d+(?:\.\d+)?[eE][+-]?\d+",
+                            r"-?(?:\d+\.\d+|\.\d+|\d+\b)(?![eE][+-]?\d+)(?![,\d])")
+
+
+def official_numbers(string):
+    import re
+    return [m for pattern in OFFICIAL_NUMBER_PATTERNS for m in re.findall(pattern, string)]
+
+
+# digits (ASCII, Arabic-Indic, full-width), the characters the patterns look at, word and non-word others
+NUMBER_ALPHABET = st.sampled_from(list("0123456789" * 3 + ",,..--+eeE ax_é²٣５，\n"))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=NUMBER_ALPHABET, max_size=30))
+def test_property_extract_numbers_equals_official_regexes(text):
+    assert extract_numbers(text) == official_numbers(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(max_size=30))
+def test_property_extract_numbers_any_unicode(text):
+    assert extract_numbers(text) == official_numbers(text)
+
+
+@pytest.mark.parametrize("text", ["1,000,000a", "1,000,0000", "a1,000", "-1,234,567,890", "1,000e5", "x-5,000,000,",
+                                  "12.5e", "3.4e+", "1.2.3", "-.5e-3", "7_", "_7", "1" * 2000 + "e"])
+def test_extract_numbers_edge_cases(text):
+    assert extract_numbers(text) == official_numbers(text)
+
+
+def test_long_digit_runs_are_linear():
+    """A 1 MB digit run (the official regexes never finish) parses; the result is checked, not timed."""
+    run = "7" * 1_000_000
+    assert extract_numbers(run) == [run]
+    assert extract_numbers(run + "e") == []
+    assert extract_numbers("-" + run + ".5e") == ["-" + run + ".5"]
+
+
+def test_dedup_keeps_first_seen_order_and_list_equality():
+    """``_dedup`` uses a set but keeps the list's ``in`` test: 1 == 1.0, distinct NaNs both kept."""
+    from mmbench_lib.tasks.mmmu_parser import _dedup
+
+    nan1, nan2 = float("nan"), float("nan")
+    items = ["b", 1.0, "a", 1, 0.0, -0.0, nan1, nan1, nan2, "b"]
+    listed = []
+    for item in items:
+        if item not in listed:
+            listed.append(item)
+    got = _dedup(items)
+    assert len(got) == len(listed) == 6 and all(g is l for g, l in zip(got, listed))
+    many = " ".join(str(i) for i in range(100_000))
+    assert len(parse_open("the answer is " + many)) == 100_001  # the key tail and every number once
