@@ -20,10 +20,13 @@ def _print_summary(summary: dict) -> None:
 
     dims = pd.DataFrame(summary["per_dimension"])
     if not dims.empty:
+        dims["accuracy"] = 100 * dims["accuracy"].astype(float)  # fractions in metrics.json, percent on screen
         cols = [c for c in ("dimension_id", "dimension", "n", "accuracy", "failed") if c in dims]
         print(dims[cols].to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     groups = pd.DataFrame(summary["groups"])
     if not groups.empty:
+        for c in ("accuracy_micro", "accuracy_dim_mean"):
+            groups[c] = 100 * groups[c].astype(float)
         print()
         print(groups[["group", "n", "accuracy_micro", "accuracy_dim_mean"]].to_string(
             index=False, float_format=lambda v: f"{v:.2f}"))

@@ -36,7 +36,7 @@ def test_mmmu_notebook_runs_the_four_baselines(demo_dir, outputs):
     labels = ["random", "frequent", "smollm2"] + (["smollm2+ocr"] if _has_tesseract("eng") else [])
     _check_run(outputs / "m", "20_mmmu.ipynb", labels)
     metrics = {lb: json.loads((outputs / "m" / lb / "metrics.json").read_text()) for lb in labels}
-    assert all(m["overall"]["num"] == 6 for m in metrics.values())  # limit 6: Art 1-3, Accounting 1-3
+    assert all(m["overall"]["n"] == 6 for m in metrics.values())  # limit 6: Art 1-3, Accounting 1-3
     # frequent answers come from the whole validation split: Art C/Robot, Accounting C/"6" -> Art_1,3, Acc_1,2 right
     assert metrics["frequent"]["overall"]["correct"] == 4
     assert metrics["smollm2"]["max_new_tokens"] == 4
@@ -50,4 +50,4 @@ def test_cmmmu_notebook_runs_the_four_baselines(demo_dir, outputs):
     labels = ["random", "frequent", "smollm2"] + (["smollm2+ocr"] if _has_tesseract("chi_sim") else [])
     _check_run(outputs / "c", "21_cmmmu.ipynb", labels)
     m = json.loads((outputs / "c" / "smollm2" / "metrics.json").read_text())
-    assert m["overall"]["num"] == 6 and set(m["per_question_type"]) == {"multiple-choice", "true-false", "fill-in-the-blank"}
+    assert m["overall"]["n"] == 6 and set(m["per_question_type"]) == {"multiple-choice", "true-false", "fill-in-the-blank"}

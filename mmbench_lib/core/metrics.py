@@ -1,9 +1,26 @@
-"""Accuracy from a run's prediction rows: per dimension, per group, micro and dimension-mean.
+"""Accuracy from a run's prediction rows, and the one ``metrics.json`` schema of both protocols.
 
 SEED v1 (spec §1.5): Image / Video / All as question-weighted (micro) accuracies *and* as
 means of the per-dimension accuracies, both labelled. SEED-2 (§2.5): the same for the subparts
 and the cumulative levels L1/L2/L3. Failed items are left out of denominators and counted;
 a group with an N/A dimension (image output from a model that cannot produce images) is N/A.
+
+Metrics schema, version 2 (``metrics.json`` of ranking *and* generation runs):
+
+* top level: ``schema_version: 2``, ``benchmark``, ``model``, ``counts`` (items, failed, n/a, ...)
+  and the accuracy entries below;
+* every accuracy entry (a ranking ``per_dimension`` / ``groups`` record, a generation ``overall`` /
+  ``per_subject`` / ``per_discipline`` / ``per_difficulty`` / ``per_image_type`` /
+  ``per_question_type`` value) has ``n`` (scored questions, the denominator), ``correct``,
+  ``accuracy`` = correct / n as a FRACTION in [0, 1] (``None`` when N/A), ``ci_low`` / ``ci_high``
+  (95% clustered bootstrap, fractions; ``None`` when not computable), ``failed`` and ``n/a``
+  (items left out of ``n``);
+* ranking groups add ``accuracy_micro`` (= ``accuracy``) and ``accuracy_dim_mean`` (fractions);
+  ranking dimensions add ``random_expected`` (fraction).
+
+Percentages appear only where numbers are displayed (tables, figures, printed summaries).
+Version 1 files (no ``schema_version``: ranking percent ``accuracy`` and ``micro_ci_*``;
+generation ``acc`` / ``num``) are read through :func:`upgrade`.
 """
 from __future__ import annotations
 
@@ -12,6 +29,22 @@ import math
 import pandas as pd
 
 from mmbench_lib.core.uncertainty import SCORED, accuracy_ci
+
+SCHEMA_VERSION = 2
+#: the keys of every accuracy entry
+ENTRY_KEYS = ("n", "correct", "accuracy", "ci_low", "ci_high", "failed", "n/a")
+
+
+def entry(correct: int, n: int, failed: int = 0, na: int = 0, ci_low=None, ci_high=None) -> dict:
+    """One accuracy entry of the schema: ``accuracy`` = correct / n (fraction; None when n = 0)."""
+    return {"n": int(n), "correct": int(correct), "accuracy": correct / n if n else None,
+            "ci_low": ci_low, "ci_high": ci_high, "failed": int(failed), "n/a": int(na)}
+
+
+def ci_fractions(rows) -> tuple[float | None, float | None]:
+    """95% clustered bootstrap interval of the rows' accuracy, as fractions (``accuracy_ci`` is in %)."""
+    ci = accuracy_ci(rows)
+    return tuple(None if ci.get(k) is None else ci[k] / 100 for k in ("low", "high"))
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:
@@ -24,25 +57,24 @@ def frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def per_dimension(rows: list[dict]) -> pd.DataFrame:
-    """One row per dimension: n scored, correct, accuracy (%), failed and N/A counts, random expectation."""
+    """One row per dimension: the schema's entry (``n`` scored, ``correct``, ``accuracy`` as a
+    fraction, ``failed``, ``n/a``) plus ``random_expected`` (fraction)."""
     df = frame(rows)
     out = []
     for (dim_id, name), g in df.groupby(["dimension_id", "dimension"], sort=True, dropna=False):
         ok = g[g["status"] == SCORED]
         n = len(ok)
-        na = int((g["status"] == "n/a").sum())
-        acc = 100.0 * ok["correct"].astype(bool).sum() / n if n else math.nan
-        rand = 100.0 * (1.0 / ok["num_choices"]).mean() if n and "num_choices" in ok else math.nan
-        out.append({
-            "dimension_id": dim_id, "dimension": name, "n": n, "correct": int(ok["correct"].astype(bool).sum()) if n else 0,
-            "accuracy": acc, "failed": int((g["status"] == "failed").sum()), "n/a": na,
-            "random_expected": rand,
-        })
+        c = int(ok["correct"].astype(bool).sum()) if n else 0
+        rand = (1.0 / ok["num_choices"]).mean() if n and "num_choices" in ok else math.nan
+        e = entry(c, n, failed=int((g["status"] == "failed").sum()), na=int((g["status"] == "n/a").sum()))
+        out.append({"dimension_id": dim_id, "dimension": name, **{k: v for k, v in e.items() if not k.startswith("ci_")},
+                    "accuracy": e["accuracy"] if n else math.nan, "random_expected": rand})
     return pd.DataFrame(out)
 
 
 def group_summary(rows: list[dict], groups: dict[str, tuple], partial: bool = False) -> pd.DataFrame:
-    """Each group twice: question-weighted (micro) and the mean of its per-dimension accuracies.
+    """Each group twice: question-weighted (micro, also ``accuracy``) and the mean of its
+    per-dimension accuracies, as fractions.
 
     A group is reported only when the run holds all its dimensions (``partial=True`` also
     reports the others over the dimensions present, flagged ``complete=False``). If any of its
@@ -62,10 +94,11 @@ def group_summary(rows: list[dict], groups: dict[str, tuple], partial: bool = Fa
             micro = dmean = math.nan
         else:
             scored = sub[sub["n"] > 0]
-            micro = 100.0 * scored["correct"].sum() / scored["n"].sum()
+            micro = scored["correct"].sum() / scored["n"].sum()
             dmean = scored["accuracy"].mean()
         out.append({
-            "group": name, "n": int(sub["n"].sum()), "dimensions": len(present),
+            "group": name, "n": int(sub["n"].sum()), "correct": int(sub["correct"].sum()), "accuracy": micro,
+            "failed": int(sub["failed"].sum()), "n/a": int(sub["n/a"].sum()), "dimensions": len(present),
             "accuracy_micro": micro, "accuracy_dim_mean": dmean,
             "complete": not missing, "missing_dimensions": missing,
         })
@@ -73,33 +106,36 @@ def group_summary(rows: list[dict], groups: dict[str, tuple], partial: bool = Fa
 
 
 def add_intervals(table: pd.DataFrame, rows: list[dict], key: str, members, prefix: str = "ci") -> pd.DataFrame:
-    """95% clustered bootstrap interval columns for each row of ``table`` (``members(row)`` gives
-    the dimension ids it pools)."""
+    """95% clustered bootstrap interval columns (fractions) for each row of ``table``
+    (``members(row)`` gives the dimension ids it pools)."""
 
     df = frame(rows)
     lows, highs = [], []
     for _, r in table.iterrows():
         ids = members(r)
-        ci = accuracy_ci(df[df["dimension_id"].isin(ids)].to_dict("records")) if len(df) else {}
-        lows.append(ci.get("low"))
-        highs.append(ci.get("high"))
+        lo, hi = ci_fractions(df[df["dimension_id"].isin(ids)].to_dict("records")) if len(df) else (None, None)
+        lows.append(lo)
+        highs.append(hi)
     table = table.copy()
     table[f"{prefix}_low"], table[f"{prefix}_high"] = lows, highs
     return table
 
 
 def summarize(rows: list[dict], groups: dict[str, tuple], partial: bool = False, intervals: bool = True) -> dict:
-    """The metrics.json body: per-dimension table, groups both ways, counts; with ``intervals``,
-    95% clustered bootstrap intervals for every accuracy (micro for groups)."""
+    """The metrics.json body (schema version 2): per-dimension entries, group entries both ways,
+    counts; with ``intervals``, 95% clustered bootstrap intervals (groups: of the micro accuracy)."""
     df = frame(rows)
     dims = per_dimension(rows)
     grp = group_summary(rows, groups, partial)
-    if intervals and not dims.empty:
-        dims = add_intervals(dims, rows, "dimension_id", lambda r: [r["dimension_id"]])
-        if not grp.empty:
-            grp = add_intervals(grp, rows, "group", lambda r: list(groups[r["group"]]), prefix="micro_ci")
-            grp.loc[grp["accuracy_micro"].isna(), ["micro_ci_low", "micro_ci_high"]] = None  # N/A groups
+    if not dims.empty:
+        dims = add_intervals(dims, rows, "dimension_id", lambda r: [r["dimension_id"]]) if intervals \
+            else dims.assign(ci_low=None, ci_high=None)
+    if not grp.empty:
+        grp = add_intervals(grp, rows, "group", lambda r: list(groups[r["group"]])) if intervals \
+            else grp.assign(ci_low=None, ci_high=None)
+        grp.loc[grp["accuracy_micro"].isna(), ["ci_low", "ci_high"]] = None  # N/A groups
     return {
+        "schema_version": SCHEMA_VERSION,
         "counts": {
             "items": int(len(df)), "scored": int((df["status"] == SCORED).sum()),
             "failed": int((df["status"] == "failed").sum()), "n/a": int((df["status"] == "n/a").sum()),
@@ -107,12 +143,62 @@ def summarize(rows: list[dict], groups: dict[str, tuple], partial: bool = False,
         "per_dimension": _records(dims),
         "groups": _records(grp),
         "notes": {
+            "accuracy": "fraction correct / n (schema_version 2); tables and figures show percent",
             "accuracy_micro": "question-weighted: pooled correct / pooled questions (leaderboard Avg.)",
             "accuracy_dim_mean": "unweighted mean of per-dimension accuracies (leaderboard 'task' table)",
             "failed": "items whose media or model call failed; left out of denominators",
             "ci": "95% percentile bootstrap over clusters of questions sharing an image or video (scipy.stats.bootstrap)",
         },
     }
+
+
+#: generation metrics keys holding ``{name: entry}`` maps (``overall`` and its variants are single entries)
+GENERATION_BREAKDOWNS = ("per_subject", "per_discipline", "per_difficulty", "per_image_type", "per_question_type",
+                         "per_category")
+
+
+def upgrade(metrics: dict, where: str = "metrics.json") -> dict:
+    """A ``metrics.json`` body in schema version 2: version 1 (no ``schema_version``) converted
+    (ranking percentages to fractions, ``micro_ci_*`` to ``ci_*``; generation ``acc``/``num`` to
+    ``accuracy``/``n``); a newer version is a ValueError naming ``where`` and the version."""
+    version = metrics.get("schema_version", 1)
+    if version == SCHEMA_VERSION:
+        return metrics
+    if version != 1:
+        raise ValueError(f"{where}: metrics schema_version {version!r}; this mmbench reads versions 1 and {SCHEMA_VERSION}")
+    m = dict(metrics, schema_version=SCHEMA_VERSION, upgraded_from=1)
+
+    def pct(v):
+        return None if v is None else v / 100
+
+    if "per_dimension" in m or "groups" in m:  # ranking
+        m["per_dimension"] = [{**d, "accuracy": pct(d.get("accuracy")), "random_expected": pct(d.get("random_expected")),
+                               "ci_low": pct(d.get("ci_low")), "ci_high": pct(d.get("ci_high"))}
+                              for d in m.get("per_dimension", [])]
+        groups = []
+        for g in m.get("groups", []):
+            g = dict(g)
+            g["accuracy_micro"], g["accuracy_dim_mean"] = pct(g.get("accuracy_micro")), pct(g.get("accuracy_dim_mean"))
+            g["accuracy"] = g["accuracy_micro"]
+            g["ci_low"], g["ci_high"] = pct(g.pop("micro_ci_low", None)), pct(g.pop("micro_ci_high", None))
+            groups.append(g)
+        m["groups"] = groups
+    else:  # generation: fractions already, other key names
+
+        def conv(e):
+            if not isinstance(e, dict) or "acc" not in e:
+                return e
+            e = dict(e)
+            e["n"], e["accuracy"] = e.pop("num", None), e.pop("acc")
+            return {**{k: None for k in ("ci_low", "ci_high")}, "failed": 0, "n/a": 0, **e}
+
+        for k in ("overall", "overall_excluding_truncated"):
+            if k in m:
+                m[k] = conv(m[k])
+        for k in GENERATION_BREAKDOWNS:
+            if isinstance(m.get(k), dict):
+                m[k] = {name: conv(e) for name, e in m[k].items()}
+    return m
 
 
 def _records(df: pd.DataFrame) -> list[dict]:

@@ -32,10 +32,13 @@ import tempfile
 from collections import Counter, OrderedDict
 from pathlib import Path
 
+import pandas as pd
+
+from mmbench_lib.analysis import reader
+from mmbench_lib.analysis.reader import Run
 from mmbench_lib.core import manifest
-from mmbench_lib.core.store import read_jsonl, write_json_atomic
+from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib import published
-from mmbench_lib.pipeline import generation as generate
 
 __all__ = [
     "CATEGORIES", "AUTO_TAGS", "PUBLISHED", "SAMPLE_FILE", "load_cases", "wrong_cases", "sample_errors",
@@ -82,89 +85,57 @@ _REFUSAL_RE = re.compile("|".join(REFUSALS_EN), re.I)
 
 # --------------------------------------------------------------------------------------------- cases
 
-def _first(row: dict, *keys, default=None):
-    for k in keys:
-        v = row.get(k)
-        if v is not None:
-            return v
-    return default
-
-
-def _load_items(run_dir: Path, benchmark: str | None, man: dict) -> dict:
-    """The run's items by id, loaded from what its manifest recorded; ``{}`` when that fails."""
+def _load_items(run: Run) -> dict:
+    """The run's items by id, loaded by the task loader its manifest records
+    (:func:`mmbench_lib.analysis.reader.load_items`); ``{}`` when that fails (data moved or not here)."""
     try:
-        if benchmark in ("mmmu", "cmmmu") and man.get("source"):
-            items = generate.load_items(benchmark, man["source"], man.get("split") or "validation", man.get("subjects"))
-        elif benchmark and man.get("data"):
-            from mmbench_lib.pipeline.runs import load_items
-
-            import ast
-
-            data = {k: (ast.literal_eval(v) if isinstance(v, str) and v[:1] in "{[" else v)  # dicts stored as str()
-                    for k, v in man["data"].items()}
-            items = load_items(benchmark, data)
-        else:
-            return {}
+        items = reader.load_items(run.manifest, where=str(run.folder / "manifest.json"))
     except Exception:  # noqa: BLE001 - data moved or not installed here: show the rows without items
         return {}
     return {it.id: it for it in items}
 
 
-def load_cases(run_dir, with_items: bool = True) -> list[dict]:
-    """One record per stored item of a run, in file order.
+def _none(v):
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA else v
 
-    Reads ``scored.jsonl`` (generation runs: raw ``response``, ``parsed_pred``, ``fallback``, ``mode``,
-    ``truncated``) when present, else every ``predictions*.jsonl`` (ranking runs: ``prediction``,
-    per-choice ``scores``). Fields missing from a row are ``None``. With ``with_items`` each record
-    carries its :class:`~mmbench_lib.core.items.Item` as ``item`` (``None`` when the data is not found).
+
+def load_cases(run_dir, with_items: bool = True) -> list[dict]:
+    """One record per stored item of a run, in file order, from :func:`mmbench_lib.analysis.reader.samples_df`.
+
+    Generation runs give the raw ``response``, ``parsed_pred`` (as ``prediction``), ``fallback``, ``mode``,
+    ``truncated``; ranking runs ``prediction`` and per-choice ``scores``. Fields missing from a row are
+    ``None``. With ``with_items`` each record carries its :class:`~mmbench_lib.core.items.Item` as
+    ``item`` (``None`` when the data is not found).
     """
     run_dir = Path(run_dir)
-    scored = run_dir / "scored.jsonl"
-    files = [scored] if scored.is_file() else sorted(run_dir.glob("predictions*.jsonl"))
-    if not files:
-        raise FileNotFoundError(f"{run_dir}: no scored.jsonl or predictions*.jsonl; is this a run folder?")
-    rows: dict[str, dict] = OrderedDict()
-    for f in files:
-        for r in read_jsonl(f)[0]:
-            rows[str(r["id"])] = r
-    man = {}
-    for m in sorted(run_dir.glob("manifest*.json")):
-        try:
-            man = {**json.loads(m.read_text(encoding="utf-8")), **man}
-        except ValueError:
-            pass
-    benchmark = man.get("benchmark") or next((r.get("benchmark") for r in rows.values() if r.get("benchmark")), None)
-    model = man.get("model") or {}
-    model_name = (model.get("name") or model.get("adapter") or "") if isinstance(model, dict) else str(model)
-    items = _load_items(run_dir, benchmark, man) if with_items else {}
+    protocol, files = reader.item_files(run_dir)
+    run = Run(folder=run_dir, key=str(run_dir), manifest=reader.read_manifest(run_dir), metrics={},
+              protocol=protocol, files=files)
+    items = _load_items(run) if with_items else {}
     cases = []
-    for sid, r in rows.items():
-        it = items.get(sid)
-        image_type = _first(r, "image_type", default=None)
-        if image_type is None and it is not None:
-            image_type = list(it.image_type)
-        if isinstance(image_type, str):
-            image_type = [image_type]
-        response = r.get("response")
+    for r in run.samples.to_dict("records"):
+        r = {k: (v if isinstance(v, (list, dict)) else _none(v)) for k, v in r.items()}
+        it = items.get(r["id"])
+        image_type = r["image_type"] or (list(it.image_type) if it is not None else [])
         cases.append({
-            "id": sid,
-            "benchmark": r.get("benchmark") or benchmark or "",
-            "model": model_name,
-            "subject": _first(r, "subject", "dimension", default=getattr(it, "dimension", "") or ""),
-            "group": _first(r, "discipline", "group", default=getattr(it, "group", "") or ""),
-            "difficulty": _first(r, "difficulty", default=getattr(it, "difficulty", None)),
+            "id": r["id"],
+            "benchmark": r["benchmark"] or "",
+            "model": r["model"] or "",
+            "subject": r["dimension"] if r["dimension"] is not None else (getattr(it, "dimension", "") or ""),
+            "group": r["group"] if r["group"] is not None else (getattr(it, "group", "") or ""),
+            "difficulty": r["difficulty"] if r["difficulty"] is not None else getattr(it, "difficulty", None),
             "image_type": list(image_type or []),
-            "question_type": _first(r, "question_type", default=getattr(it, "question_type", None)),
-            "answer": r.get("answer", getattr(it, "answer", None)),
-            "prediction": _first(r, "parsed_pred", "prediction"),
-            "response": response,
-            "fallback": r.get("fallback"),
-            "mode": _first(r, "mode", "parse_mode"),
-            "truncated": r.get("truncated"),
-            "scores": r.get("scores"),
-            "status": r.get("status", "ok"),
-            "error": r.get("error"),
-            "correct": r.get("correct"),
+            "question_type": r["question_type"] if r["question_type"] is not None else getattr(it, "question_type", None),
+            "answer": r["answer"] if r["answer"] is not None else getattr(it, "answer", None),
+            "prediction": r["prediction"],
+            "response": r["response"],
+            "fallback": r["fallback"],
+            "mode": r["mode"],
+            "truncated": r["truncated"],
+            "scores": r["scores"],
+            "status": r["status"],
+            "error": r["error"],
+            "correct": r["correct"],
             "item": it,
         })
     return cases

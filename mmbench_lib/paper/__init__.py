@@ -19,7 +19,6 @@ ranking, so that a tie with a printed value is a tie.
 """
 from __future__ import annotations
 
-import json
 import math
 import shutil
 from pathlib import Path
@@ -32,6 +31,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from mmbench_lib.analysis import reader
+from mmbench_lib.analysis.reader import Run
 from mmbench_lib.core import manifest
 from mmbench_lib import published
 from mmbench_lib.paper import ours as ours_mod
@@ -93,15 +94,17 @@ def resolve_run(path) -> Path:
     return under_outputs if under_outputs.exists() else manifest.resolve(p)
 
 
-def load_run(path) -> dict:
-    """``{"folder", "metrics", "manifest", "label"}`` of a run folder holding ``metrics.json``."""
-    folder = resolve_run(path)
-    mfile = folder / "metrics.json"
-    if not mfile.is_file():
-        raise FileNotFoundError(f"no metrics.json in run folder {folder}")
-    metrics = json.loads(mfile.read_text(encoding="utf-8"))
-    man = folder / "manifest.json"
-    man = json.loads(man.read_text(encoding="utf-8")) if man.is_file() else {}
+def load_run(path) -> Run:
+    """The :class:`~mmbench_lib.analysis.reader.Run` of a run folder (``resolve_run``), labelled
+    ``model [how] (ours)`` for the tables."""
+    run = reader.load_run(resolve_run(path))
+    run.label = label_of(run)
+    return run
+
+
+def label_of(run: Run) -> str:
+    """``model [recipe, reduction | baseline | greedy, max N tokens] (ours)``."""
+    metrics = run.metrics
     model = metrics.get("model") or "model"
     if "baseline" in metrics:  # a generation run (MMMU / CMMMU)
         base = metrics["baseline"]
@@ -114,36 +117,29 @@ def load_run(path) -> dict:
         recipe = metrics.get("recipe") or "?"
         reduction = metrics.get("reduction")
         how = f"{recipe}, {reduction}" if reduction else recipe
-    if (man.get("parameters") or {}).get("demo"):
+    if (run.manifest.get("parameters") or {}).get("demo"):
         how += ", demo data"
-    key = run_key(folder)
-    return {"folder": folder, "key": key, "metrics": metrics, "manifest": man, "label": f"{model} [{how}] (ours)"}
+    return f"{model} [{how}] (ours)"
 
 
-def run_key(folder) -> str:
-    """How a table names a run: its path under ``outputs/`` (``<run id>/<sub run>``), else the full path,
-    so that two runs with the same folder name in different run ids stay apart."""
-    folder = Path(folder).resolve()
-    try:
-        return str(folder.relative_to(runs_mod.outputs_root().resolve()))
-    except ValueError:
-        return str(folder)
+run_key = reader.run_key
 
 
-def _as_runs(runs) -> list[dict]:
+def _as_runs(runs) -> list[Run]:
     out = []
     for r in runs or []:
-        out.append(r if isinstance(r, dict) and "metrics" in r else load_run(r))
-    keys = [(_benchmark(r), r["label"]) for r in out]
+        out.append(r if isinstance(r, Run) else load_run(r))
+    for r in out:
+        r.label = r.label or label_of(r)
+    keys = [(r.benchmark, r.label) for r in out]
     for r, key in zip(out, keys):  # the same model+recipe twice on one benchmark: tell the rows apart by folder
         if keys.count(key) > 1:
-            r["label"] = f"{r['label']} {r['key']}"
+            r.label = f"{r.label} {r.key}"
     return out
 
 
-def _benchmark(run: dict) -> str:
-    b = run["metrics"].get("benchmark") or run["manifest"].get("benchmark") or ""
-    return {"seed1": "seed"}.get(b, b)
+def _benchmark(run: Run) -> str:
+    return run.benchmark
 
 
 def _ours_rows(runs, benchmarks: Iterable[str], columns: dict[str, Column], decimals: int) -> list[dict]:
@@ -153,8 +149,8 @@ def _ours_rows(runs, benchmarks: Iterable[str], columns: dict[str, Column], deci
     for r in _as_runs(runs):
         if _benchmark(r) not in set(benchmarks):
             continue
-        row = {"model": r["label"], "source": OURS, "recipe": r["metrics"].get("recipe"),
-               "reduction": r["metrics"].get("reduction"), "run": r["key"]}
+        row = {"model": r.label, "source": OURS, "recipe": r.metrics.get("recipe"),
+               "reduction": r.metrics.get("reduction"), "run": r.key}
         for col, v in ours_mod.point_values(r, columns).items():
             row[col] = round(v, decimals) if not math.isnan(v) else math.nan
         rows.append(row)
@@ -230,12 +226,12 @@ def seed1_leaderboard_table(runs=None) -> pd.DataFrame:
     for r in _as_runs(runs):
         if _benchmark(r) != "seed":
             continue
-        for d in r["metrics"].get("per_dimension", []):
-            acc = d.get("accuracy")
-            lo, hi = d.get("ci_low"), d.get("ci_high")
+        for d in r.metrics.get("per_dimension", []):
+            acc = None if d.get("accuracy") is None else 100 * d["accuracy"]  # fractions in metrics.json
+            lo, hi = (None if d.get(k) is None else 100 * d[k] for k in ("ci_low", "ci_high"))
             rows.append({"dimension_id": int(d["dimension_id"]), "dimension": d["dimension"], "rank": math.nan,
-                         "model": r["label"], "accuracy": math.nan if acc is None else round(acc, 2),
-                         "source": f"run {r['key']}", "origin": OURS,
+                         "model": r.label, "accuracy": math.nan if acc is None else round(acc, 2),
+                         "source": f"run {r.key}", "origin": OURS,
                          "accuracy_ci_low": math.nan if lo is None else lo,
                          "accuracy_ci_high": math.nan if hi is None else hi})
     if rows:
@@ -419,7 +415,7 @@ def _discipline_table(name: str, runs, benchmark: str) -> pd.DataFrame:
     """MMMU Table 2 / CMMMU Table 4 plus our runs (discipline groups and Overall, question-weighted,
     as the papers do). Our Overall goes to ``val_overall`` or ``test_overall`` by the run's split;
     the discipline columns of the papers are test-set numbers, ours are from the run's own split."""
-    cols = {c: Column(c, field_in("discipline", names)) for c, names in MMMU_DISCIPLINES.items()}
+    cols = {c: Column(c, field_in("group", names)) for c, names in MMMU_DISCIPLINES.items()}
     return _with_split_overall(name, runs, benchmark, cols, every)
 
 
@@ -432,7 +428,7 @@ def _with_split_overall(name: str, runs, benchmark: str, cols: dict[str, Column]
     for r in runs:
         if _benchmark(r) != benchmark:
             continue
-        split = str(r["metrics"].get("split") or r["manifest"].get("data", {}).get("split") or "validation")
+        split = str(r.metrics.get("split") or r.manifest.get("data", {}).get("split") or "validation")
         over = "test_overall" if split.startswith("test") else "val_overall"
         all_cols[over] = Column(over, overall)
         (row,) = _ours_rows([r], [benchmark], {**cols, over: all_cols[over]}, 1)
@@ -470,8 +466,8 @@ def mmmu_subject_table(name: str, runs=None) -> pd.DataFrame:
     missing = set(subjects) - set(pub.columns)
     if missing:
         raise ValueError(f"{name}: no published column for subject(s) {sorted(missing)}")
-    cols = {c: Column(c, field_in("subject", [s])) for c, s in subjects.items()}
-    return _with_split_overall(name, runs, "mmmu", cols, field_in("discipline", [discipline]))
+    cols = {c: Column(c, field_in("dimension", [s])) for c, s in subjects.items()}  # dimension = subject
+    return _with_split_overall(name, runs, "mmmu", cols, field_in("group", [discipline]))  # group = discipline
 
 
 def cmmmu_table4(runs=None) -> pd.DataFrame:
@@ -486,10 +482,10 @@ def _published_with_ours(name: str, runs, benchmark: str, columns: dict[str, Col
     return _intervals(df, runs, columns, 1)
 
 
-def _split(runs: list[dict], run_name) -> str | None:
+def _split(runs: list[Run], run_name) -> str | None:
     for r in runs:
-        if r["key"] == run_name:
-            return r["metrics"].get("split")
+        if r.key == run_name:
+            return r.metrics.get("split")
     return None
 
 
@@ -517,13 +513,11 @@ def mmmu_image_type_table(runs=None) -> pd.DataFrame:
         if _benchmark(r) != "mmmu":
             continue
         columns = {t: Column(t, every if t == "Test Overall" else has_tag("image_type", t)) for t in table["image_type"]}
-        items = r.get("_items")
-        if items is None:
-            items = r["_items"] = ours_mod.item_rows(r["folder"])
+        items = ours_mod.item_rows(r)
         est = ours_mod.estimate(items, list(columns.values())) if not items.empty else None
         for key, part in (("", "point"), (" ci_low", "low"), (" ci_high", "high")):
             vals = getattr(est, part) if est else {}
-            table[r["label"] + key] = [round(vals.get(t, math.nan), 1) for t in table["image_type"]]
+            table[r.label + key] = [round(vals.get(t, math.nan), 1) for t in table["image_type"]]
     return table
 
 
@@ -609,14 +603,14 @@ def paired_tests(runs, benchmarks: Sequence[str] | None = None) -> pd.DataFrame:
         group = [r for r in runs if _benchmark(r) == bench]
         for i, a in enumerate(group):
             for b in group[i + 1:]:
-                items_a, items_b = (ours_mod.item_rows(r["folder"]) for r in (a, b))
+                items_a, items_b = (ours_mod.item_rows(r) for r in (a, b))
                 if items_a.empty or items_b.empty:
                     continue
                 try:
                     res = compare_runs(items_a.to_dict("records"), items_b.to_dict("records"))
                 except ValueError:  # no common scored item
                     continue
-                rows.append({"benchmark": bench, "run_a": a["label"], "run_b": b["label"], "n": res["n"],
+                rows.append({"benchmark": bench, "run_a": a.label, "run_b": b.label, "n": res["n"],
                              "accuracy_a": res["accuracy_a"], "accuracy_b": res["accuracy_b"],
                              "difference": res["difference"], "ci_low": res["low"], "ci_high": res["high"],
                              "only_a_correct": res["only_a_correct"], "only_b_correct": res["only_b_correct"],

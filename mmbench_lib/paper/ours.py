@@ -11,16 +11,15 @@ other rows are held fixed, because published rows carry no item-level data to re
 """
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from mmbench_lib.analysis.reader import Run, samples_df
 from mmbench_lib.core.metrics import SCORED
 
 N_RESAMPLES = 2000
@@ -56,32 +55,13 @@ def every(df: pd.DataFrame) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- item rows
-def item_rows(folder) -> pd.DataFrame:
-    """The run's item rows: ``scored.jsonl`` of a generation run, else every ``predictions*.jsonl``
-    (shards included; the last row of an id wins). Columns ``correct`` (0/1 float), ``status``,
-    ``cluster`` (the item id where the run has none) plus the run's own fields."""
-    folder = Path(folder)
-    files = [folder / "scored.jsonl"] if (folder / "scored.jsonl").is_file() else sorted(folder.glob("predictions*.jsonl"))
-    rows: dict[str, dict] = {}
-    for f in files:
-        with open(f, encoding="utf-8") as fh:
-            for line in fh:
-                line = line.strip()
-                if line:
-                    try:
-                        r = json.loads(line)
-                    except json.JSONDecodeError:
-                        continue  # a torn last line: the store drops it on resume
-                    rows[str(r["id"])] = r
-    df = pd.DataFrame(list(rows.values()))
+def item_rows(run) -> pd.DataFrame:
+    """The run's samples (:func:`mmbench_lib.analysis.reader.samples_df`; a folder or a
+    :class:`~mmbench_lib.analysis.reader.Run`) with ``correct`` as a 0/1 float (NaN when unjudged)."""
+    df = run.samples.copy() if isinstance(run, Run) else samples_df(run)
     if df.empty:
         return df
-    if "status" not in df:
-        df["status"] = SCORED
-    if "cluster" not in df:
-        df["cluster"] = df["id"]
-    df["cluster"] = df["cluster"].fillna(df["id"]).astype(str)
-    df["correct"] = df["correct"].map(lambda v: float(bool(v)) if v is not None and not pd.isna(v) else math.nan)
+    df["correct"] = df["correct"].astype("Float64").astype(float)
     return df
 
 
@@ -160,13 +140,13 @@ def rank_interval(draws: np.ndarray, others: Sequence[float], decimals: int | No
                                                                                      method="inverted_cdf"))
 
 
-def add_intervals(table: pd.DataFrame, runs: Sequence[dict], columns: dict[str, Column],
+def add_intervals(table: pd.DataFrame, runs: Sequence[Run], columns: dict[str, Column],
                   decimals: int, ranked: Sequence[str] = ()) -> pd.DataFrame:
     """For each of our rows (``source == "ours"``, matched to ``runs`` by ``run`` = their ``key``): ``<col>_ci_low`` /
     ``<col>_ci_high`` for every column and ``<col>_rank_low`` / ``<col>_rank_high`` for ``ranked``
     columns; empty for published rows (no item-level data) and for runs without item rows."""
     table = table.copy()
-    by_run = {r["key"]: r for r in runs}
+    by_run = {r.key: r for r in runs}
     for name in columns:
         table[f"{name}_ci_low"] = math.nan
         table[f"{name}_ci_high"] = math.nan
@@ -179,9 +159,7 @@ def add_intervals(table: pd.DataFrame, runs: Sequence[dict], columns: dict[str, 
         run = by_run.get(table.at[i, "run"])
         if run is None:
             continue
-        rows = run.get("_items")
-        if rows is None:
-            rows = run["_items"] = item_rows(run["folder"])
+        rows = item_rows(run)
         if rows.empty:
             continue
         est = estimate(rows, list(columns.values()))
@@ -197,11 +175,9 @@ def add_intervals(table: pd.DataFrame, runs: Sequence[dict], columns: dict[str, 
     return table
 
 
-def point_values(run: dict, columns: dict[str, Column]) -> dict[str, float]:
+def point_values(run: Run, columns: dict[str, Column]) -> dict[str, float]:
     """Each column's accuracy (%) from the run's item rows (no resampling)."""
-    rows = run.get("_items")
-    if rows is None:
-        rows = run["_items"] = item_rows(run["folder"])
+    rows = item_rows(run)
     if rows.empty:
         return {name: math.nan for name in columns}
     return estimate(rows, list(columns.values()), n_resamples=0).point

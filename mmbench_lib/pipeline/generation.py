@@ -49,7 +49,7 @@ from mmbench_lib.tasks import cmmmu_parser as cparse
 from mmbench_lib.tasks import mmmu_parser as mparse
 from mmbench_lib.core.store import RunStore, write_json_atomic
 from mmbench_lib.pipeline.ocr import insert_ocr
-from mmbench_lib.core.uncertainty import accuracy_ci
+from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.pipeline import rescoring as responses
 from mmbench_lib.tasks import cmmmu, mmmu
 from mmbench_lib.core import manifest
@@ -331,8 +331,9 @@ def _write_cmmmu_official(items: list[Item], stored: dict, root: Path) -> tuple[
 
 
 def _tally(rows: list[dict], key, intervals: bool = True) -> dict:
-    """``{key: {num, correct, acc}}`` over the judged rows, with the 95% bootstrap interval of
-    ``acc`` (``ci_low`` / ``ci_high``, fractions like ``acc``; each question its own cluster)."""
+    """``{key: entry}`` (``core.metrics`` schema: n, correct, accuracy as a fraction, 95% bootstrap
+    ``ci_low`` / ``ci_high``, each question its own cluster; failed, n/a) over the judged rows;
+    failed and unjudged rows of a key are counted, not scored."""
 
     groups: dict = OrderedDict()
     for r in rows:
@@ -340,14 +341,17 @@ def _tally(rows: list[dict], key, intervals: bool = True) -> dict:
             continue
         for k in key(r):
             groups.setdefault(k, []).append(r)
+    left_out: dict = {}
+    for r in rows:
+        if r.get("correct") is None:
+            for k in key(r):
+                left_out.setdefault(k, Counter())["failed" if r.get("status") == "failed" else "n/a"] += 1
     out = {}
     for k, rs in groups.items():
         c, n = sum(bool(r["correct"]) for r in rs), len(rs)
-        out[k] = {"num": n, "correct": c, "acc": c / n}
-        if intervals:
-            ci = accuracy_ci([{"id": r["id"], "correct": bool(r["correct"])} for r in rs])
-            out[k].update(ci_low=None if ci["low"] is None else ci["low"] / 100,
-                          ci_high=None if ci["high"] is None else ci["high"] / 100)
+        lo, hi = ci_fractions([{"id": r["id"], "correct": bool(r["correct"])} for r in rs]) if intervals else (None, None)
+        out[k] = entry(c, n, failed=left_out.get(k, {}).get("failed", 0), na=left_out.get(k, {}).get("n/a", 0),
+                       ci_low=lo, ci_high=hi)
     return out
 
 
@@ -399,13 +403,13 @@ def score_run(items: list[Item], store: RunStore, use_random: bool = True, write
               "missing": len(items) - len(rows), "truncated": sum(bool(r["truncated"]) for r in ok),
               "fallbacks": sum(bool(r["fallback"]) for r in ok),
               "empty_responses": sum(not (r["response"] or "").strip() for r in ok)}
-    metrics = {"benchmark": benchmark, "split": items[0].split, "parser": "official (mmbench_lib.pipeline.rescoring)",
+    metrics = {"schema_version": SCHEMA_VERSION, "benchmark": benchmark, "split": items[0].split, "parser": "official (mmbench_lib.pipeline.rescoring)",
                "random_fallback": "random.Random(42), official order" if use_random else "none (scored wrong)",
                "counts": counts, "scored": has_gold}
     if has_gold:
         metrics.update(
             overall={**summary["overall"], **{k: v for k, v in _tally(rows, lambda r: ["all"]).get("all", {}).items()
-                                              if k.startswith("ci_")}},
+                                              if k in ("ci_low", "ci_high", "failed", "n/a")}},
             per_subject=_tally(rows, lambda r: [r["subject"]]),
             per_discipline=_tally(rows, lambda r: [r["discipline"]]),
             per_difficulty=_tally(rows, lambda r: [r["difficulty"] or "(none)"]),
@@ -537,8 +541,8 @@ def breakdown_table(runs: dict[str, dict], key: str):
     table = pd.DataFrame({key.removeprefix("per_"): names})
     first = next(iter(runs.values()))
     for label, m in runs.items():
-        table[label] = [100 * m[key][k]["acc"] if k in (m.get(key) or {}) else None for k in names]
-    table["n"] = [((first.get(key) or {}).get(k) or {}).get("num") for k in names]
+        table[label] = [100 * m[key][k]["accuracy"] if k in (m.get(key) or {}) else None for k in names]
+    table["n"] = [((first.get(key) or {}).get(k) or {}).get("n") for k in names]
     return table
 
 
@@ -552,8 +556,8 @@ def summary_table(runs: dict[str, dict]):
         return None if v is None else 100 * v
 
     return pd.DataFrame([
-        {"run": label, "accuracy": pct(m, "acc"), "ci_low": pct(m, "ci_low"), "ci_high": pct(m, "ci_high"),
-         "n": (m.get("overall") or {}).get("num"), "failed": m["counts"]["failed"], "truncated": m["counts"]["truncated"],
+        {"run": label, "accuracy": pct(m, "accuracy"), "ci_low": pct(m, "ci_low"), "ci_high": pct(m, "ci_high"),
+         "n": (m.get("overall") or {}).get("n"), "failed": m["counts"]["failed"], "truncated": m["counts"]["truncated"],
          "fallbacks": m["counts"]["fallbacks"]}
         for label, m in runs.items()
     ])

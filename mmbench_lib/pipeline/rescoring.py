@@ -25,13 +25,15 @@ from pathlib import Path
 from mmbench_lib.core.items import DataError
 from mmbench_lib.tasks import cmmmu_parser as cparse
 from mmbench_lib.tasks import mmmu_parser as mparse
+from mmbench_lib.core.metrics import entry
 from mmbench_lib.core.store import write_json_atomic
 
 __all__ = ["score_mmmu_outputs", "score_cmmmu_outputs", "score_responses", "write_outputs", "print_table"]
 
 
 def _acc(correct: int, num: int) -> dict:
-    return {"num": num, "correct": correct, "acc": correct / num if num else None}
+    """An accuracy entry of the ``core.metrics`` schema (fraction; no interval computed here)."""
+    return entry(correct, num)
 
 
 def _response_text(value) -> tuple[str, str | None]:
@@ -156,13 +158,13 @@ def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = Tr
         if not present:
             continue
         c = sum(per_subject[s]["correct"] for s in present)
-        n = sum(per_subject[s]["num"] for s in present)
+        n = sum(per_subject[s]["n"] for s in present)
         per_discipline[discipline] = {**_acc(c, n), "subjects": len(present), "complete": len(present) == len(subjects)}
         official[f"Overall-{discipline}"] = {"num": n, "acc": round(c / n, 3) if n else 0}
         for s in present:
-            official[s] = {"num": per_subject[s]["num"], "acc": round(per_subject[s]["acc"], 3)}
+            official[s] = {"num": per_subject[s]["n"], "acc": round(per_subject[s]["accuracy"], 3)}
     overall = _acc(sum(bool(r["correct"]) for r in judged), len(judged))
-    official["Overall"] = {"num": overall["num"], "acc": round(overall["acc"], 3) if overall["num"] else 0}
+    official["Overall"] = {"num": overall["n"], "acc": round(overall["accuracy"], 3) if overall["n"] else 0}
     missing = [s for s in mparse.SUBJECT_ORDER.values() if s not in by_subject]
     warn = []
     if missing:
@@ -336,7 +338,7 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
             per_category[cparse.CATEGORY_EN[zh]] = _acc(c, len(sub))
             official[cparse.CATEGORY_EN[zh]] = {"correct_num": c, "entries_num": len(sub), "acc": c / len(sub)}
     overall = _acc(sum(r["correct"] for r in rows), len(rows))
-    official["Overall"] = {"correct_num": overall["correct"], "entries_num": overall["num"], "acc": overall["acc"] or 0}
+    official["Overall"] = {"correct_num": overall["correct"], "entries_num": overall["n"], "acc": overall["accuracy"] or 0}
     warn = []
     if unknown_ids:
         warn.append(f"{len(unknown_ids)} response ids have no gold answer (not scored): {unknown_ids[:10]}")

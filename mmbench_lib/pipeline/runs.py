@@ -40,6 +40,16 @@ def load_items(benchmark: str, data: dict):
     return benchmarks.get(benchmark).load(**data)
 
 
+def _json_native(value):
+    """Loader arguments as JSON values (paths as strings, dicts and lists kept), so that a reader
+    can call the loader again from the manifest (``mmbench_lib.analysis.reader.load_items``)."""
+    if isinstance(value, dict):
+        return {str(k): _json_native(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_native(v) for v in value]
+    return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
+
+
 def data_hashes(data: dict) -> dict:
     return {k: file_sha256(v) for k, v in data.items() if isinstance(v, (str, Path)) and Path(v).is_file()}
 
@@ -74,7 +84,7 @@ def evaluate_ranking(benchmark: str, data: dict, model, out_dir, recipe="seed1-p
     image_output = ImageOutputScorer(ClipJudge(clip_model, clip_pretrained, device=getattr(adapter, "device", "cpu")),
                                      str(manifest.resolve(generated_dir)) if generated_dir else None)
     store.update_manifest(
-        **manifest.base_manifest(parameters, seed), benchmark=benchmark, data={k: str(v) for k, v in data.items()},
+        **manifest.base_manifest(parameters, seed), benchmark=benchmark, data=_json_native(data),
         data_sha256=data_hashes(data), model=adapter.describe(), recipe=recipe.to_dict(), n_items=len(items),
         image_output=image_output.describe() if any(it.needs_image_output for it in items) else None,
         shard={"index": shard_index, "count": num_shards, "item_ids": [it.id for it in items]} if num_shards > 1 else None,
@@ -115,11 +125,11 @@ def dimension_table(runs: dict[str, dict]):
     base = None
     for label, m in runs.items():
         df = pd.DataFrame(m["per_dimension"]).set_index(["dimension_id", "dimension"])
-        cols[label] = df["accuracy"]
+        cols[label] = 100 * df["accuracy"].astype(float)  # metrics hold fractions; the table shows percent
         base = df if base is None else base
     table = pd.DataFrame(cols)
     table["n"] = base["n"]
-    table["random (expected)"] = base["random_expected"]
+    table["random (expected)"] = 100 * base["random_expected"].astype(float)
     return table.reset_index()
 
 
@@ -138,7 +148,10 @@ def group_table(runs: dict[tuple, dict]):
         key = key if isinstance(key, tuple) else (key,)
         for i, k in enumerate(key):
             df.insert(i, ["benchmark", "model", "run"][i] if len(key) <= 3 else f"key{i}", k)
-        frames.append(df.drop(columns=["missing_dimensions"], errors="ignore"))
+        for c in ("accuracy", "accuracy_micro", "accuracy_dim_mean", "ci_low", "ci_high"):  # fractions -> percent
+            if c in df:
+                df[c] = 100 * df[c].astype(float)
+        frames.append(df.drop(columns=["missing_dimensions", "accuracy"], errors="ignore"))  # accuracy = micro
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 

@@ -90,18 +90,18 @@ def test_item_rows_give_back_the_metrics_of_every_run(demo_runs):
             cols.update({f"{g} dm": Column(f"{g} dm", dims(ids), "dim_mean") for g, ids in table.items()})
             got = ours.point_values(run, cols)
             for g in table:
-                want_micro, want_dm = groups[g]["accuracy_micro"], groups[g]["accuracy_dim_mean"]
-                assert (got[g] == pytest.approx(want_micro)) if want_micro is not None else math.isnan(got[g]), g
-                assert (got[f"{g} dm"] == pytest.approx(want_dm)) if want_dm is not None else math.isnan(got[f"{g} dm"])
+                want_micro, want_dm = groups[g]["accuracy_micro"], groups[g]["accuracy_dim_mean"]  # fractions
+                assert (got[g] == pytest.approx(100 * want_micro)) if want_micro is not None else math.isnan(got[g]), g
+                assert (got[f"{g} dm"] == pytest.approx(100 * want_dm)) if want_dm is not None else math.isnan(got[f"{g} dm"])
         else:
             got = ours.point_values(run, paper.DIFFICULTY_COLUMNS)
-            assert got["overall"] == pytest.approx(100 * m["overall"]["acc"])
+            assert got["overall"] == pytest.approx(100 * m["overall"]["accuracy"])
             lo, hi = 100 * m["overall"]["ci_low"], 100 * m["overall"]["ci_high"]
             assert lo <= got["overall"] <= hi
             for level, col in (("easy", "easy"), ("hard", "hard")):
                 key = next(k for k in m["per_difficulty"] if k.lower() == level)
-                assert got[col] == pytest.approx(100 * m["per_difficulty"][key]["acc"])
-                assert m["per_difficulty"][key]["ci_low"] <= m["per_difficulty"][key]["acc"] <= m["per_difficulty"][key]["ci_high"]
+                assert got[col] == pytest.approx(100 * m["per_difficulty"][key]["accuracy"])
+                assert m["per_difficulty"][key]["ci_low"] <= m["per_difficulty"][key]["accuracy"] <= m["per_difficulty"][key]["ci_high"]
 
 
 def _ours(df):
@@ -162,17 +162,17 @@ def test_mmmu_and_cmmmu_tables_take_generated_runs(demo_runs, fn, bench, cols):
         m = _metrics(demo_runs[Path(row["run"]).name])
         assert row["split"] == m["split"] and "[baseline, demo data]" in row["model"]
         overall = next(c for c in cols if c.endswith("overall"))
-        assert row[overall] == pytest.approx(round(100 * m["overall"]["acc"], 1))
+        assert row[overall] == pytest.approx(round(100 * m["overall"]["accuracy"], 1))
         for c in cols:
             assert not pd.isna(row[c]), c  # every column computed from the run's item rows
             assert row[f"{c}_ci_low"] - 0.05 <= row[c] <= row[f"{c}_ci_high"] + 0.05
     if "easy" in cols:  # CMMMU calls it "middle", MMMU "Medium": both land in the medium column
         m = _metrics(demo_runs[Path(rows.iloc[0]["run"]).name])
         key = next(k for k in m["per_difficulty"] if k.lower() in ("medium", "middle"))
-        assert rows.iloc[0]["medium"] == pytest.approx(round(100 * m["per_difficulty"][key]["acc"], 1))
+        assert rows.iloc[0]["medium"] == pytest.approx(round(100 * m["per_difficulty"][key]["accuracy"], 1))
     if "true_or_false" in cols:
         m = _metrics(demo_runs[Path(rows.iloc[0]["run"]).name])
-        assert rows.iloc[0]["true_or_false"] == pytest.approx(round(100 * m["per_question_type"]["true-false"]["acc"], 1))
+        assert rows.iloc[0]["true_or_false"] == pytest.approx(round(100 * m["per_question_type"]["true-false"]["accuracy"], 1))
 
 
 def test_image_type_table_and_chart_take_our_mmmu_runs(demo_runs):
@@ -183,10 +183,10 @@ def test_image_type_table_and_chart_take_our_mmmu_runs(demo_runs):
     m = _metrics(demo_runs["mmmu__frequent"])
     col = next(c for c in ours_cols if c.startswith("Frequent"))
     by_type = table.set_index("image_type")[col]
-    assert by_type["Test Overall"] == pytest.approx(round(100 * m["overall"]["acc"], 1))
+    assert by_type["Test Overall"] == pytest.approx(round(100 * m["overall"]["accuracy"], 1))
     for kind, v in m["per_image_type"].items():
         if kind in by_type.index:
-            assert by_type[kind] == pytest.approx(round(100 * v["acc"], 1))
+            assert by_type[kind] == pytest.approx(round(100 * v["accuracy"], 1))
     fig = paper.mmmu_image_types(table)
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert labels[:2] == ours_cols or set(labels[:2]) == set(ours_cols)  # ours drawn first
@@ -255,11 +255,11 @@ def test_mmmu_subject_tables_copy_the_paper_and_add_our_subjects(demo_runs, name
     for _, row in _ours(df).iterrows():
         m = _metrics(demo_runs[Path(row["run"]).name])
         discipline = paper.MMMU_SUBJECT_TABLES[name]
-        assert row["val_overall"] == pytest.approx(round(100 * m["per_discipline"][discipline]["acc"], 1))
+        assert row["val_overall"] == pytest.approx(round(100 * m["per_discipline"][discipline]["accuracy"], 1))
         for subject, v in m["per_subject"].items():
             col = paper._subject_column(subject)
             if col in df.columns:
-                assert row[col] == pytest.approx(round(100 * v["acc"], 1)), subject
+                assert row[col] == pytest.approx(round(100 * v["accuracy"], 1)), subject
 
 
 def test_runs_with_the_same_folder_name_in_two_run_ids_stay_apart(demo_runs, tmp_path):

@@ -63,7 +63,7 @@ def test_smollm2_generation_stores_responses_flags_truncation_and_resumes(mmmu_v
     assert metrics["counts"]["truncated"] == sum(r["truncated"] for r in rows)
     assert [r["truncated"] for r in scored] == [r["truncated"] for r in rows]
     assert {"parsed_pred", "fallback", "mode", "correct"} <= set(scored[0])
-    assert metrics["overall"]["num"] == 4 and set(metrics["per_difficulty"]) <= {"Easy", "Medium", "Hard"}
+    assert metrics["overall"]["n"] == 4 and set(metrics["per_difficulty"]) <= {"Easy", "Medium", "Hard"}
 
 
 def test_parsing_uses_one_seeded_rng_in_official_order_whatever_the_store_order(mmmu_val, tmp_path):
@@ -109,14 +109,14 @@ def test_frequent_choice_by_hand(demo, mmmu_val, cmmmu_val, tmp_path):
     assert g.FrequentAnswer(table).answer(next(it for it in mmmu_val if it.id == "validation_Electronics_3")) == "3/4"
     m = g.evaluate_generation("mmmu", demo["mmmu"]["source"], tmp_path / "f", baseline="frequent", progress=False)
     # right: Art 1,3; Accounting 1,2; Math 1,2,3; Physics 1; Pharmacy 1; History 1,2; CS 2,3; Electronics 1,2,3
-    assert (m["overall"]["correct"], m["overall"]["num"]) == (16, 24)
+    assert (m["overall"]["correct"], m["overall"]["n"]) == (16, 24)
     ctable = g.frequent_table(cmmmu_val)
     # the fill-in words are drawn in Chinese with the pinned CJK font, as Latin transliterations without it
     panda = "熊猫" if demo["cmmmu"]["cjk_font"] else "PANDA"
     assert ctable["Accounting"]["选择"] == "AC" and ctable["*"]["判断"] == "对" and ctable["*"]["填空"] == panda
     cm = g.evaluate_generation("cmmmu", demo["cmmmu"]["root"], tmp_path / "cf", baseline="frequent", split="val",
                                progress=False)
-    assert cm["overall"]["num"] == 20 and cm["per_question_type"]["true-false"]["num"] == 6
+    assert cm["overall"]["n"] == 20 and cm["per_question_type"]["true-false"]["n"] == 6
 
 
 def test_vlm_gets_all_images_in_placeholder_order_and_missing_images_fail(mmmu_val, tmp_path):
@@ -143,7 +143,7 @@ def test_vlm_gets_all_images_in_placeholder_order_and_missing_images_fail(mmmu_v
     rows = {r["id"]: r for r in store.rows()}
     assert rows[broken.id]["status"] == "failed" and "gone.png" in rows[broken.id]["error"]
     _scored, metrics = g.score_run([two, broken], store)
-    assert metrics["counts"]["failed"] == 1 and metrics["overall"]["num"] == 1
+    assert metrics["counts"]["failed"] == 1 and metrics["overall"]["n"] == 1
 
 
 def _ocr_or_skip(lang):

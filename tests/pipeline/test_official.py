@@ -28,7 +28,7 @@ def test_seed1_results_join_the_json_and_count_duplicates_once(demo, tmp_path):
     groups = {g["group"]: g for g in s["groups"]}
     n_correct = len(qs) - 3  # two wrong + the duplicate whose last prediction "Z" is wrong
     assert groups["All"]["n"] == len(qs)
-    assert groups["All"]["accuracy_micro"] == pytest.approx(100 * n_correct / len(qs))
+    assert groups["All"]["accuracy_micro"] == pytest.approx(n_correct / len(qs))
 
 
 def test_seed2_without_questions_uses_ids_and_gt_answer(tmp_path):
@@ -38,10 +38,10 @@ def test_seed2_without_questions_uses_ids_and_gt_answer(tmp_path):
                    '{"question_id": "23_0", "prediction": "D", "gt_answer": "D"},\n')
     s = score_predictions("seed2", res)
     dims = {d["dimension_id"]: d for d in s["per_dimension"]}
-    assert dims[1]["accuracy"] == 50.0 and dims[23]["accuracy"] == 100.0
+    assert dims[1]["accuracy"] == 0.5 and dims[23]["accuracy"] == 1.0
     groups = {g["group"]: g for g in s["groups"]}
-    assert groups["L2"]["accuracy_micro"] == pytest.approx(200 / 3)
-    assert groups["L2"]["accuracy_dim_mean"] == pytest.approx(75.0)
+    assert groups["L2"]["accuracy_micro"] == pytest.approx(2 / 3)
+    assert groups["L2"]["accuracy_dim_mean"] == pytest.approx(0.75)
     assert groups["L2"]["complete"] is False and 2 in groups["L2"]["missing_dimensions"]
 
 
@@ -52,7 +52,7 @@ def test_cli_writes_summary(demo, tmp_path, capsys):
     assert main(["score-predictions", "--benchmark", "seed2", "--predictions", str(res),
                  "--questions", demo["seed2"]["annotation_file"], "--out", str(tmp_path / "out")]) == 0
     summary = json.load(open(tmp_path / "out" / "summary.json"))
-    assert {g["group"]: g["accuracy_micro"] for g in summary["groups"]}["L3"] == 100.0
+    assert {g["group"]: g["accuracy_micro"] for g in summary["groups"]}["L3"] == 1.0
     assert "Difference Spotting" in capsys.readouterr().out
 
 

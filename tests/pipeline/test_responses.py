@@ -103,9 +103,9 @@ def test_mmmu_summary_matches_hand_counts(mmmu_items, tmp_path):
     # hand counts: 20 MC cycle through 6 branches (bracket/letter/content right, wrong/empty/no-idea not), 4 open (3 right)
     n_right_mc = sum(plan[i] in ("bracket", "letter", "content") for i in plan)
     assert n_right_mc == 11 and sum(expected.values()) == 14
-    assert summary["overall"] == {"num": 24, "correct": 14, "acc": 14 / 24}
-    assert summary["per_question_type"]["short-answer"] == {"num": 4, "correct": 3, "acc": 0.75}
-    assert summary["per_question_type"]["multiple-choice"] == {"num": 20, "correct": 11, "acc": 0.55}
+    assert summary["overall"] == {"n": 24, "correct": 14, "accuracy": 14 / 24, "ci_low": None, "ci_high": None, "failed": 0, "n/a": 0}
+    assert summary["per_question_type"]["short-answer"] == {"n": 4, "correct": 3, "accuracy": 0.75, "ci_low": None, "ci_high": None, "failed": 0, "n/a": 0}
+    assert summary["per_question_type"]["multiple-choice"] == {"n": 20, "correct": 11, "accuracy": 0.55, "ci_low": None, "ci_high": None, "failed": 0, "n/a": 0}
     counts = summary["counts"]
     assert counts["items"] == 24 and counts["subjects"] == 8
     assert counts["fallbacks"] == sum(p.startswith("random") for p in plan.values()) == 6
@@ -113,10 +113,10 @@ def test_mmmu_summary_matches_hand_counts(mmmu_items, tmp_path):
     # per subject and the question-weighted discipline averages (spec §3.8)
     for subject, s in summary["per_subject"].items():
         ids = [it.id for it in mmmu_items if it.dimension == subject]
-        assert s == {"num": len(ids), "correct": sum(expected[i] for i in ids), "acc": sum(expected[i] for i in ids) / len(ids)}
+        assert s == {"n": len(ids), "correct": sum(expected[i] for i in ids), "accuracy": sum(expected[i] for i in ids) / len(ids), "ci_low": None, "ci_high": None, "failed": 0, "n/a": 0}
     for discipline, d in summary["per_discipline"].items():
         ids = [it.id for it in mmmu_items if it.group == discipline]
-        assert (d["num"], d["correct"]) == (len(ids), sum(expected[i] for i in ids))
+        assert (d["n"], d["correct"]) == (len(ids), sum(expected[i] for i in ids))
         assert d["complete"] is False
     sci = [it.id for it in mmmu_items if it.group == "Science"]
     assert summary["official"]["Overall-Science"] == {"num": 6, "acc": round(sum(expected[i] for i in sci) / 6, 3)}
@@ -249,7 +249,7 @@ def test_cmmmu_response_mode_counts(cmmmu_items, demo, tmp_path):
     # 19 scored: all right except the empty MC, the answer-mode "Z" and (maybe) the random T/F
     lucky = int(n["correct"])
     assert summary["overall"]["correct"] == 16 + lucky
-    assert sum(v["num"] for v in summary["per_category"].values()) == 19
+    assert sum(v["n"] for v in summary["per_category"].values()) == 19
     assert list(summary["per_category"]) == [cmmmu.CATEGORY_EN[c] for c in cmmmu.CATEGORY_ORDER]
     assert summary["official"]["Overall"]["entries_num"] == 19
     assert set(summary["per_question_type"]) == {"multiple-choice", "true-false", "fill-in-the-blank"}
@@ -339,5 +339,5 @@ def test_cli_score_responses(mmmu_items, cmmmu_items, demo, tmp_path, capsys):
                      str(tmp_path / "answers"), "--out", str(tmp_path / "o2")]) == 0
     assert "Art & Design" in capsys.readouterr().out
     summary = json.loads((tmp_path / "o2" / "summary.json").read_text(encoding="utf-8"))
-    assert summary["overall"] == {"num": 20, "correct": 20, "acc": 1.0}
+    assert summary["overall"] == {"n": 20, "correct": 20, "accuracy": 1.0, "ci_low": None, "ci_high": None, "failed": 0, "n/a": 0}
     assert cli.main(["score-responses", "--benchmark", "cmmmu", "--responses", str(resp), "--out", str(tmp_path / "o3")]) == 2

@@ -143,8 +143,8 @@ def test_mmmu_groups_work_with_metrics(mmmu_val):
     rows = [{"id": it.id, "dimension_id": it.dimension_id, "dimension": it.dimension, "status": "ok",
              "correct": it.dimension == "Math", "num_choices": max(len(it.choices), 1)} for it in mmmu_val]
     groups = {g["group"]: g for g in summarize(rows, mmmu.GROUPS, partial=True)["groups"]}
-    assert groups["Science"]["n"] == 6 and groups["Science"]["accuracy_micro"] == pytest.approx(50.0)
-    assert groups["Overall"]["n"] == 24 and groups["Overall"]["accuracy_micro"] == pytest.approx(12.5)
+    assert groups["Science"]["n"] == 6 and groups["Science"]["accuracy_micro"] == pytest.approx(0.5)
+    assert groups["Overall"]["n"] == 24 and groups["Overall"]["accuracy_micro"] == pytest.approx(0.125)
 
 
 def _subject_copy(demo, tmp_path, subject="Accounting", split="validation"):
