@@ -7,7 +7,9 @@ is 8), reference and engine in the same process, same thread count, each after a
 - ``text_smollm2``: SEED-style four-choice questions (``seed1-ppl`` recipe: ``Question: {q}\\nAnswer:``
   + `` {choice}``, choices of 1-8 tokens) on the real SmolLM2-135M-Instruct, CPU, fp32;
 - ``vlm_tiny_llava_336``: a random-weight LLaVA (CLIP 336 px / patch 14, so 576 image tokens per
-  image) with one image per question.
+  image) with one image per question;
+- ``vlm_smollm2_llava_336``: a LLaVA whose language model is the real SmolLM2-135M-Instruct, behind a
+  small random-weight CLIP 336/14 tower (see ``smollm2_llava``), one image per question.
 
 For each: questions/second of both, their ratio, prediction agreement (both reductions; must be
 1.0), the largest difference of summed log-likelihoods, token counts, and the theoretical ratio
@@ -23,6 +25,7 @@ resident set size every 2 ms while scoring; the report gives the peak above the 
 second) and the engine/reference ratio.
 
     .venv/bin/python benchmarks/likelihood_speed.py [--quick] [--threads 1] [--peer lm-eval]
+        [--workloads vlm_smollm2_llava_336 ...]
 """
 from __future__ import annotations
 
@@ -56,6 +59,7 @@ TEMPLATES = [
     ("Which statement about the {o} is true?", ["It is broken", "It is brand new and shiny",
                                                  "It belongs to the child", "It is partly hidden behind the door"]),
 ]
+WORKLOADS = ("text_smollm2", "vlm_tiny_llava_336", "vlm_smollm2_llava_336")
 OBJECTS = ["car", "dog", "umbrella", "cup", "bicycle", "lamp", "bench", "boat"]
 
 
@@ -88,6 +92,48 @@ def synthetic_images(n: int, seed: int = 0):
         arr = (torch.rand(300, 400, 3, generator=g) * 255).to(torch.uint8).numpy()
         out.append(Image.fromarray(arr))
     return out
+
+
+#: the vision tower of ``vlm_smollm2_llava_336``: CLIP-L/336 (24 layers x 1024, MLP 4096, 16 heads of 64)
+#: scaled to a quarter in width and depth, so that its parameters (5.0 M) stand to SmolLM2's
+#: non-embedding parameters (106 M) as CLIP-L/336's (304 M) to Vicuna-7B's (6.5 B): 4.7% both
+SMOLLM2_LLAVA_VISION = {"hidden_size": 256, "intermediate_size": 1024, "num_hidden_layers": 6, "num_attention_heads": 4}
+
+
+def smollm2_llava(image_size: int = 336, patch_size: int = 14, seed: int = 0):
+    """A LlavaForConditionalGeneration with the real SmolLM2-135M-Instruct as language model and a
+    random-weight CLIP tower (``SMOLLM2_LLAVA_VISION``) and projector; (model, processor)."""
+    from transformers import (
+        AutoModelForCausalLM, CLIPImageProcessor, CLIPVisionConfig, LlavaConfig, LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
+
+    from mmbench_lib.models.embedded import converted_dir
+    from mmbench_lib.models.tiny import LLAVA_CHAT_TEMPLATE, tiny_tokenizer
+
+    tok = tiny_tokenizer()  # SmolLM2's tokenizer + <image>
+    torch.manual_seed(seed)
+    lm = AutoModelForCausalLM.from_pretrained(converted_dir(), dtype=torch.float32).eval()
+    lm.resize_token_embeddings(len(tok))  # a row for <image> (never read: image features replace it)
+    vision = CLIPVisionConfig(**SMOLLM2_LLAVA_VISION, image_size=image_size, patch_size=patch_size)
+    config = LlavaConfig(
+        vision_config=vision, text_config=lm.config, image_token_index=tok.convert_tokens_to_ids("<image>"),
+        image_seq_length=(image_size // patch_size) ** 2, vision_feature_select_strategy="default",
+        vision_feature_layer=-1, tie_word_embeddings=lm.config.tie_word_embeddings,
+    )
+    model = LlavaForConditionalGeneration(config).eval()
+    model.model.language_model.load_state_dict(lm.model.state_dict())
+    with torch.no_grad():
+        model.lm_head.weight.copy_(lm.lm_head.weight)
+    image_processor = CLIPImageProcessor(
+        size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size},
+    )
+    processor = LlavaProcessor(
+        image_processor=image_processor, tokenizer=tok, patch_size=patch_size,
+        vision_feature_select_strategy="default", chat_template=LLAVA_CHAT_TEMPLATE,
+        image_token="<image>", num_additional_image_tokens=1,
+    )
+    return model, processor
 
 
 def token_counts(adapter, reqs) -> dict:
@@ -211,6 +257,10 @@ def _build(workload: str, scorer: str, n: int):
         base = load_adapter("smollm2", device="cpu")
         adapter = base if scorer == "reference" else HFCausalLM(base.model, base.tokenizer, "smollm2", scorer=scorer)
         return adapter, seed_requests(n)
+    if workload == "vlm_smollm2_llava_336":
+        model, processor = smollm2_llava(image_size=336, patch_size=14)
+        adapter = ImageTextToText(model, processor, "smollm2-llava-336", scorer=scorer)
+        return adapter, seed_requests(n, images=synthetic_images(min(n, 12)))
     model, processor = tiny_llava(image_size=336, patch_size=14)
     adapter = ImageTextToText(model, processor, "tiny-llava-336", scorer=scorer)
     return adapter, seed_requests(n, images=synthetic_images(min(n, 12)))
@@ -256,39 +306,9 @@ def memory(workload: str, n: int, batch_size: int, threads: int) -> dict:
             "ratio_engine_over_reference": round(eng / ref, 3) if ref else None}
 
 
-def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--probe", nargs=3, metavar=("WORKLOAD", "SCORER", "N"), help=argparse.SUPPRESS)
-    ap.add_argument("--no-memory", action="store_true", help="skip the memory probes")
-    ap.add_argument("--quick", action="store_true", help="a tiny run (6 text, 3 image questions)")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads for every run (default 1)")
-    ap.add_argument("--batch-size", type=int, default=8, help="questions per score_choices call (runner default 8)")
-    ap.add_argument("--text-questions", type=int, default=None)
-    ap.add_argument("--image-questions", type=int, default=None)
-    ap.add_argument("--repeats", type=int, default=1, help="timed runs per scorer; the best counts")
-    ap.add_argument("--peer", choices=["lm-eval"], default=None)
-    args = ap.parse_args(argv)
-    if args.probe:
-        torch.set_num_threads(args.threads)
-        workload, scorer, n = args.probe
-        res = probe(workload, scorer, int(n), args.batch_size)
-        print(json.dumps(res))
-        return res
-    n_text = args.text_questions or (6 if args.quick else 40)
-    n_image = args.image_questions or (3 if args.quick else 12)
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
-
+def text_workload(result: dict, args, n_text: int) -> None:
     from mmbench_lib.models import load_adapter
-    from mmbench_lib.models.hf import HFCausalLM, ImageTextToText
-    from mmbench_lib.models.tiny import tiny_llava
-
-    result = {
-        "benchmark": "likelihood_speed", "quick": args.quick, "threads": torch.get_num_threads(),
-        "batch_size": args.batch_size, "repeats": args.repeats, "device": "cpu", "dtype": "float32",
-        "torch": torch.__version__, "transformers": __import__("transformers").__version__,
-        "python": platform.python_version(), "cpu_count": os.cpu_count(), "workloads": {},
-    }
+    from mmbench_lib.models.hf import HFCausalLM
 
     log(f"text workload: SmolLM2-135M-Instruct, {n_text} questions")
     ref = load_adapter("smollm2", device="cpu")
@@ -308,7 +328,11 @@ def main(argv=None) -> dict:
         log("  memory probes (fresh processes)")
         w["memory"] = memory("text_smollm2", min(n_text, 16), args.batch_size, args.threads)
     result["workloads"]["text_smollm2"] = w
-    del ref, eng
+
+
+def tiny_llava_workload(result: dict, args, n_image: int) -> None:
+    from mmbench_lib.models.hf import ImageTextToText
+    from mmbench_lib.models.tiny import tiny_llava
 
     log(f"image workload: tiny LLaVA 336/14 (576 image tokens), {n_image} questions")
     model, processor = tiny_llava(image_size=336, patch_size=14)
@@ -324,6 +348,69 @@ def main(argv=None) -> dict:
         w["memory"] = memory("vlm_tiny_llava_336", n_image, args.batch_size, args.threads)
     result["workloads"]["vlm_tiny_llava_336"] = w
 
+
+def smollm2_llava_workload(result: dict, args, n: int) -> None:
+    from mmbench_lib.models.hf import ImageTextToText
+
+    v = SMOLLM2_LLAVA_VISION
+    log(f"image workload: SmolLM2-135M LLaVA 336/14 (576 image tokens), {n} questions")
+    model, processor = smollm2_llava(image_size=336, patch_size=14)
+    ref = ImageTextToText(model, processor, "smollm2-llava-336")
+    eng = ImageTextToText(model, processor, "smollm2-llava-336", scorer="shared-prefix")
+    reqs = seed_requests(n, images=synthetic_images(min(n, 12)))
+    w = {"model": "LlavaForConditionalGeneration: real SmolLM2-135M-Instruct (30 layers x 576) behind a "
+                  f"random-weight CLIP 336/14 ({v['num_hidden_layers']} layers x {v['hidden_size']}, "
+                  f"MLP {v['intermediate_size']}; CLIP-L/336 is 24 x 1024, MLP 4096) and projector",
+         "vision_tower_params": sum(p.numel() for p in model.model.vision_tower.parameters()),
+         **token_counts(ref, reqs)}
+    w.update(compare(ref, eng, reqs, args.batch_size, args.repeats))
+    w.pop("_reference_scores")
+    if not args.no_memory:
+        log("  memory probes (fresh processes)")
+        w["memory"] = memory("vlm_smollm2_llava_336", n, args.batch_size, args.threads)
+    result["workloads"]["vlm_smollm2_llava_336"] = w
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--probe", nargs=3, metavar=("WORKLOAD", "SCORER", "N"), help=argparse.SUPPRESS)
+    ap.add_argument("--no-memory", action="store_true", help="skip the memory probes")
+    ap.add_argument("--quick", action="store_true", help="a tiny run (6 text, 3 + 2 image questions)")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads for every run (default 1)")
+    ap.add_argument("--batch-size", type=int, default=8, help="questions per score_choices call (runner default 8)")
+    ap.add_argument("--text-questions", type=int, default=None)
+    ap.add_argument("--image-questions", type=int, default=None)
+    ap.add_argument("--vlm-questions", type=int, default=None, help="questions of vlm_smollm2_llava_336")
+    ap.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS), help="default: all")
+    ap.add_argument("--repeats", type=int, default=1, help="timed runs per scorer; the best counts")
+    ap.add_argument("--peer", choices=["lm-eval"], default=None)
+    args = ap.parse_args(argv)
+    if args.probe:
+        torch.set_num_threads(args.threads)
+        workload, scorer, n = args.probe
+        res = probe(workload, scorer, int(n), args.batch_size)
+        print(json.dumps(res))
+        return res
+    n_text = args.text_questions or (6 if args.quick else 40)
+    n_image = args.image_questions or (3 if args.quick else 12)
+    n_vlm = args.vlm_questions or (2 if args.quick else 12)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+
+    result = {
+        "benchmark": "likelihood_speed", "quick": args.quick, "threads": torch.get_num_threads(),
+        "batch_size": args.batch_size, "repeats": args.repeats, "device": "cpu", "dtype": "float32",
+        "torch": torch.__version__, "transformers": __import__("transformers").__version__,
+        "python": platform.python_version(), "cpu_count": os.cpu_count(), "workloads": {},
+    }
+
+    if "text_smollm2" in args.workloads:
+        text_workload(result, args, n_text)
+    if "vlm_tiny_llava_336" in args.workloads:
+        tiny_llava_workload(result, args, n_image)
+    if "vlm_smollm2_llava_336" in args.workloads:
+        smollm2_llava_workload(result, args, n_vlm)
+
     result["notes"] = [
         "qps = questions/second through adapter.score_choices, prompt building and image processing included",
         "theoretical_ratio counts only the prefix read once; the engine also skips each choice's last "
@@ -333,6 +420,8 @@ def main(argv=None) -> dict:
         "scored positions: engine_forward_tokens, no padding); image questions use the prefix KV cache",
         "on the CPU a forward over a few tokens is bound by reading the weights (SmolLM2: 540 MB fp32), "
         "so the engine's few large batched forwards gain well beyond the token ratio",
+        "vlm_smollm2_llava_336 is the representative VLM shape: a real 30-layer language model over a 576-token "
+        "image prefix, its vision tower in LLaVA-1.5's proportion (random weights, so answers mean nothing)",
         "2-core shared machine: timings are noisy",
         "memory: peak resident set above the loaded model, one fresh process per scorer; the packed engine holds "
         "a whole row of questions at once (more than one forward per choice), while the reference materialises "
