@@ -51,14 +51,15 @@ def test_timeouts_are_retried(smollm2):
 
 
 def test_a_run_through_the_endpoint_resumes_without_asking_again(smollm2, demo, tmp_path):
+    from mmbench_lib.pipeline.config import RunConfig
     from mmbench_lib.pipeline.generation import evaluate_generation
 
     with Server(smollm2) as srv:
         ep = load_adapter("openai:smollm2", base_url=srv.url, concurrency=3)
         src = demo["mmmu"]["source"]
-        m1 = evaluate_generation("mmmu", src, tmp_path, adapter=ep, max_new_tokens=6, limit=4, progress=False)
+        m1 = evaluate_generation(RunConfig("mmmu", tmp_path, source=src, max_new_tokens=6, limit=4, progress=False), ep)
         asked = srv.completions
-        m2 = evaluate_generation("mmmu", src, tmp_path, adapter=ep, max_new_tokens=6, limit=4, progress=False)
+        m2 = evaluate_generation(RunConfig("mmmu", tmp_path, source=src, max_new_tokens=6, limit=4, progress=False), ep)
     assert asked == 4 and srv.completions == asked  # the rerun found every response in the run store
     assert m1["overall"] == m2["overall"]
 
