@@ -112,10 +112,6 @@ class RunConfig:
             raise ValueError(f"RunConfig.endpoint: unknown option(s) {sorted(unknown)}; known: {sorted(ENDPOINT_KEYS)}")
         if self.endpoint and not self.model.startswith("openai:"):
             raise ValueError(f"RunConfig.endpoint: endpoint options apply only to openai:<model>, not {self.model!r}")
-        try:
-            check_spec(self.model)
-        except ValueError as e:
-            raise ValueError(f"RunConfig.model: {e}") from None
         if self.subjects in ("all", [], ()):
             self.subjects = None
         elif isinstance(self.subjects, (str, tuple)):
@@ -135,6 +131,11 @@ class RunConfig:
             self._known("split", self.split, task.SPLITS)
             if self.model.startswith("random") and self.baseline == "none":
                 self.baseline = "random"  # a "random" model on a generation benchmark is the Random Choice baseline
+        if self.protocol == "ranking" or self.baseline in ("none", "ocr"):  # a model will be loaded: check its spec
+            try:
+                check_spec(self.model)
+            except ValueError as e:
+                raise ValueError(f"RunConfig.model: {e}") from None
 
     @staticmethod
     def _known(name: str, value, known) -> None:
