@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mmbench_lib.demo import ensure_demo
-from mmbench_lib.pipeline import generation as generate
 from mmbench_lib.pipeline import runs as runs_mod
+from mmbench_lib.pipeline.config import RunConfig
 
 
 #: what :func:`demo_runs` runs: ranking models for SEED, baselines for MMMU / CMMMU
@@ -30,14 +30,14 @@ def demo_runs(benchmarks: Sequence[str], data_dir="data/demo", run_id: str = "de
             folder = root / f"{bench}__{model}"
             params = {"demo": True, "benchmark": bench, "model": model}
             if bench in ("seed", "seed2"):
-                args = runs_mod.demo_args(bench, data, level="L3")
-                runs_mod.evaluate_ranking(bench, args, model, folder, recipe="seed1-ppl", reduction="sum",
-                                          scorer="shared-prefix", parameters=params, progress=progress)
+                config = RunConfig(bench, folder, data=runs_mod.demo_args(bench, data, level="L3"), model=model,
+                                   recipe="seed1-ppl", reduction="sum", scorer="shared-prefix", parameters=params,
+                                   progress=progress)
             else:
-                source = data[bench]["source" if bench == "mmmu" else "root"]
-                generate.evaluate_generation(bench, source, folder, model=model, baseline=model,
-                                             split="validation" if bench == "mmmu" else "val",
-                                             parameters=params, progress=progress)
+                config = RunConfig(bench, folder, source=data[bench]["source" if bench == "mmmu" else "root"],
+                                   model=model, baseline=model, split="validation" if bench == "mmmu" else "val",
+                                   parameters=params, progress=progress)
+            runs_mod.evaluate(config)
             out.append(folder)
     return out
 
@@ -47,6 +47,6 @@ def demo_run(data_dir="data/demo", seed: int = 0):
     """``outputs/error_analysis_demo``: the MMMU demo validation split answered by the Random Choice
     baseline, parsed by the official rules: a run with wrong items to analyse."""
     out = runs_mod.run_dir("error_analysis_demo")
-    generate.evaluate_generation("mmmu", ensure_demo(data_dir)["mmmu"]["source"], out, model="random",
-                                 baseline="random", split="validation", seed=seed, progress=False)
+    runs_mod.evaluate(RunConfig("mmmu", out, source=ensure_demo(data_dir)["mmmu"]["source"], model="random",
+                                baseline="random", split="validation", seed=seed, progress=False))
     return out

@@ -24,6 +24,7 @@ import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
 from mmbench_lib.core.requests import Generation, GenerateRequest, interleave
+from mmbench_lib.models.registry import register_model
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
@@ -192,3 +193,9 @@ class OpenAICompatible:
         return {"adapter": "OpenAICompatible", "name": self.name, "model_id": self.model, "base_url": self.base_url,
                 "api_key_env": self.api_key_env, "concurrency": self.concurrency, "max_retries": self.max_retries,
                 "timeout_s": self.timeout, "max_retry_after_s": self.max_retry_after, "decoding": "temperature 0 (greedy)"}
+
+
+@register_model("openai", endpoint=True, needs_target=True)
+def load_openai(target, **endpoint):
+    """``openai:<served model name>``: an OpenAI-compatible endpoint (generation only)."""
+    return OpenAICompatible(target, **endpoint)

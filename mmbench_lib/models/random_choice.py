@@ -9,6 +9,7 @@ import random
 import zlib
 
 from mmbench_lib.core.requests import ChoiceScore, Generation, GenerateRequest, ScoreRequest
+from mmbench_lib.models.registry import register_model
 
 
 class RandomChoice:
@@ -34,3 +35,12 @@ class RandomChoice:
 
     def describe(self) -> dict:
         return {"adapter": "random", "name": self.name, "seed": self.seed}
+
+
+@register_model("random")
+def load_random(target, **_):
+    """``random`` or ``random:<seed>``: the Random Choice baseline."""
+    try:
+        return RandomChoice(seed=int(target or 0))
+    except ValueError:
+        raise ValueError(f"model spec 'random:{target}': the seed after the colon must be an integer") from None

@@ -36,6 +36,7 @@ from mmbench_lib.analysis.reader import Run
 from mmbench_lib.core import manifest
 from mmbench_lib import published
 from mmbench_lib.paper import ours as ours_mod
+from mmbench_lib.analysis import tables as tables_mod  # noqa: E402
 from mmbench_lib.pipeline import runs as runs_mod  # noqa: E402
 from mmbench_lib.tasks import seed1 as seed1_mod, seed2 as seed2_mod  # noqa: E402
 from mmbench_lib.paper.ours import Column, dims, every, field_in, has_tag  # noqa: E402
@@ -644,11 +645,11 @@ def paired_differences(table: pd.DataFrame):
 
 # --------------------------------------------------------------------------- saving
 def save_table(df: pd.DataFrame, out_dir, name: str, decimals: int = 1) -> list[Path]:
-    """:func:`runs.save_table` (CSV + Markdown), the Markdown rewritten at the table's print
+    """:func:`mmbench_lib.analysis.tables.save_table` (CSV + Markdown), the Markdown rewritten at the table's print
     precision with ranks as integers and empty cells blank; an interval (``<c>_ci_low/high`` for a
     value, ``<c>_low/high`` for a rank) is written into its cell as ``value [low, high]`` and
     ``rank [low-high]`` rather than as columns of its own."""
-    paths = runs_mod.save_table(df, out_dir, name)
+    paths = tables_mod.save_table(df, out_dir, name)
     disp = df.copy()
     companions = {c for c in df.columns if c.endswith(("_ci_low", "_ci_high"))}
     companions |= {c for c in df.columns if c.endswith(("_low", "_high")) and c.rsplit("_", 1)[0] in df.columns}

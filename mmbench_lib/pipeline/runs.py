@@ -1,4 +1,4 @@
-"""Run directories under ``outputs/`` and the high-level calls the notebooks make."""
+"""Run directories under ``outputs/``, the one entry point ``evaluate(config)`` and notebook plumbing."""
 from __future__ import annotations
 
 import datetime as _dt
@@ -15,6 +15,8 @@ from mmbench_lib.models import load_adapter
 from mmbench_lib.tasks.recipes import get_recipe
 from mmbench_lib.core.paths import run_folder
 from mmbench_lib.core.store import RunStore
+from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.generation import evaluate_generation
 from mmbench_lib.pipeline.shards import select
 
 
@@ -54,14 +56,11 @@ def data_hashes(data: dict) -> dict:
     return {k: file_sha256(v) for k, v in data.items() if isinstance(v, (str, Path)) and Path(v).is_file()}
 
 
-def evaluate_ranking(benchmark: str, data: dict, model, out_dir, recipe="seed1-ppl", reduction: str | None = None,
-                     batch_size: int = 8, device: str = "auto", scorer: str = "reference", limit: int | None = None,
-                     seed: int = 0, parameters: dict | None = None, adapter_kwargs: dict | None = None,
-                     progress: bool = True, generated_dir: str | None = None, clip_model: str = "ViT-L-14",
-                     clip_pretrained: str | None = "openai", shard_index: int = 0, num_shards: int = 1) -> dict:
-    """Load items, rank their choices with ``model``, store predictions, write and return metrics.
+def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
+    """Load items, rank their choices with the config's model (or ``adapter``), store predictions,
+    write and return metrics.
 
-    Rerunning with the same ``out_dir`` resumes: finished items are not scored again.
+    Rerunning with the same ``config.out_dir`` resumes: finished items are not scored again.
     SEED-2 image-output items (dims 25-27) are scored with CLIP (``clip_model``/``clip_pretrained``)
     when the model outputs images or ``generated_dir`` holds images generated elsewhere.
     With ``num_shards > 1`` only this shard's items are scored, into their own files; metrics
@@ -71,30 +70,41 @@ def evaluate_ranking(benchmark: str, data: dict, model, out_dir, recipe="seed1-p
 
     import torch
 
-    torch.manual_seed(seed)
-    items = load_items(benchmark, data)
-    if limit:
-        items = items[:limit]
-    items = select(items, shard_index, num_shards)
-    recipe = get_recipe(recipe, reduction=reduction)
-    adapter = load_adapter(model, device=device, scorer=scorer, **(adapter_kwargs or {}))
-    store = RunStore(out_dir, shard=(shard_index, num_shards))
-    _check_same_run(store, benchmark, adapter, recipe)
-    mod = benchmarks.get(benchmark)
-    image_output = ImageOutputScorer(ClipJudge(clip_model, clip_pretrained, device=getattr(adapter, "device", "cpu")),
-                                     str(manifest.resolve(generated_dir)) if generated_dir else None)
+    c = config
+    torch.manual_seed(c.seed)
+    items = load_items(c.benchmark, c.data)
+    if c.limit:
+        items = items[:c.limit]
+    items = select(items, c.shard_index, c.num_shards)
+    recipe = get_recipe(c.recipe, reduction=c.reduction)
+    adapter = adapter or load_adapter(c.model, **c.adapter_options())
+    store = RunStore(c.out_dir, shard=(c.shard_index, c.num_shards))
+    _check_same_run(store, c.benchmark, adapter, recipe)
+    mod = benchmarks.get(c.benchmark)
+    image_output = ImageOutputScorer(ClipJudge(c.clip_model, c.clip_pretrained, device=getattr(adapter, "device", "cpu")),
+                                     str(manifest.resolve(c.generated_dir)) if c.generated_dir else None)
     store.update_manifest(
-        **manifest.base_manifest(parameters, seed), benchmark=benchmark, data=_json_native(data),
-        data_sha256=data_hashes(data), model=adapter.describe(), recipe=recipe.to_dict(), n_items=len(items),
+        **manifest.base_manifest(c.parameters, c.seed), benchmark=c.benchmark, data=_json_native(c.data),
+        data_sha256=data_hashes(c.data), model=adapter.describe(), recipe=recipe.to_dict(), n_items=len(items),
         image_output=image_output.describe() if any(it.needs_image_output for it in items) else None,
-        shard={"index": shard_index, "count": num_shards, "item_ids": [it.id for it in items]} if num_shards > 1 else None,
+        shard={"index": c.shard_index, "count": c.num_shards, "item_ids": [it.id for it in items]} if c.num_shards > 1 else None,
+        config=c.to_dict(),
     )
-    rank_items(items, adapter, store, recipe, batch_size=batch_size, progress=progress, image_output=image_output)
+    rank_items(items, adapter, store, recipe, batch_size=c.batch_size, retry_failed=c.retry_failed,
+               progress=c.progress, image_output=image_output)
     metrics = summarize([r for r in store.rows() if r["id"] in {it.id for it in items}], mod.GROUPS)
-    metrics.update(benchmark=benchmark, model=adapter.name, recipe=recipe.name, reduction=recipe.reduction)
+    metrics.update(benchmark=c.benchmark, model=adapter.name, recipe=recipe.name, reduction=recipe.reduction)
     store.write_metrics(metrics)
     store.update_manifest(finished=manifest.now(), peak_memory=manifest.peak_memory())
     return metrics
+
+
+def evaluate(config: RunConfig, adapter=None) -> dict:
+    """Run ``config``: answer ranking for SEED v1 / SEED-2, generation for MMMU / CMMMU (the
+    protocol comes from the benchmark's task module). ``adapter``: an already loaded model."""
+    if config.protocol == "generation":
+        return evaluate_generation(config, adapter)
+    return evaluate_ranking(config, adapter)
 
 
 def _check_same_run(store: RunStore, benchmark: str, adapter, recipe) -> None:
@@ -115,54 +125,6 @@ def metrics_from_store(out_dir, benchmark: str) -> dict:
     """Recompute metrics from a run's predictions file alone."""
     store = RunStore(out_dir, readonly=True)
     return summarize(store.rows(), benchmarks.get(benchmark).GROUPS)
-
-
-def dimension_table(runs: dict[str, dict]):
-    """Per-dimension accuracy of several runs side by side (columns = run labels)."""
-    import pandas as pd
-
-    cols = {}
-    base = None
-    for label, m in runs.items():
-        df = pd.DataFrame(m["per_dimension"]).set_index(["dimension_id", "dimension"])
-        cols[label] = 100 * df["accuracy"].astype(float)  # metrics hold fractions; the table shows percent
-        base = df if base is None else base
-    table = pd.DataFrame(cols)
-    table["n"] = base["n"]
-    table["random (expected)"] = 100 * base["random_expected"].astype(float)
-    return table.reset_index()
-
-
-__all__ = ["evaluate_ranking", "metrics_from_store", "dimension_table", "run_dir", "make_run_id", "per_dimension"]
-
-
-def group_table(runs: dict[tuple, dict]):
-    """Group averages (micro and dimension-mean) of several runs, one row per (run..., group)."""
-    import pandas as pd
-
-    frames = []
-    for key, m in runs.items():
-        df = pd.DataFrame(m["groups"])
-        if df.empty:
-            continue
-        key = key if isinstance(key, tuple) else (key,)
-        for i, k in enumerate(key):
-            df.insert(i, ["benchmark", "model", "run"][i] if len(key) <= 3 else f"key{i}", k)
-        for c in ("accuracy", "accuracy_micro", "accuracy_dim_mean", "ci_low", "ci_high"):  # fractions -> percent
-            if c in df:
-                df[c] = 100 * df[c].astype(float)
-        frames.append(df.drop(columns=["missing_dimensions", "accuracy"], errors="ignore"))  # accuracy = micro
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-def save_table(df, out_dir, name: str) -> list[Path]:
-    """Write a table as ``tables/<name>.csv`` and ``.md`` under the run folder."""
-    folder = Path(out_dir) / "tables"
-    folder.mkdir(parents=True, exist_ok=True)
-    csv, md = folder / f"{name}.csv", folder / f"{name}.md"
-    df.to_csv(csv, index=False)
-    md.write_text(df.to_markdown(index=False, floatfmt=".1f") + "\n", encoding="utf-8")
-    return [csv, md]
 
 
 def demo_args(benchmark: str, paths: dict, **filters) -> dict:
@@ -207,3 +169,7 @@ def loader_args(benchmark: str, annotation_file: str = "", demo: dict | None = N
 
 
 PATH_ARGS = {"image_root", "video_roots", "frames_root", "cc3m_dir", "seed_bench_v2_dir"}
+
+
+__all__ = ["RunConfig", "evaluate", "evaluate_ranking", "evaluate_generation", "metrics_from_store", "run_dir",
+           "make_run_id", "load_items", "demo_args", "loader_args", "NOTEBOOK_PARAMETERS", "per_dimension"]

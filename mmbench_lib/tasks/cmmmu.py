@@ -312,3 +312,91 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "val", categories: lis
             seen[item.id] = item.meta["source_file"]
         items.extend(got)
     return items
+
+
+# --------------------------------------------------------------------------------------------- generation protocol
+# What the generation pipeline (``mmbench_lib.pipeline.generation``) asks of this benchmark:
+# the lmms-eval prompts (spec §4.3), the OCR placeholders, the options a baseline may pick
+# (CMMMU §4.1), the official response / gold files (§4.5) and the test-split submission (§4.6).
+
+PROTOCOL = "generation"
+DEFAULT_SPLIT = "val"
+VALIDATION_SPLIT = "val"
+OCR_LANG = "chi_sim"
+DEVIATIONS = [
+    "prompts are lmms-eval's CMMMU task text (spec §4.3), assumed to be the authors'",
+    "a vision-language model gets all images in tag order (question, then options), before the text",
+    "generation is greedy (do_sample=False) with our max_new_tokens (lmms-eval uses 16)",
+]
+#: ours -> the Chinese answer kind (inverse of ``QUESTION_TYPES``)
+CHINESE_TYPES = {v: k for k, v in QUESTION_TYPES.items()}
+
+
+def load_split(source, split: str, subjects=None, cache_dir=None) -> list[Item]:
+    """The items of one split (``subjects``: categories, Chinese or English; ``None`` for all)."""
+    return load(source, split=split, categories=subjects, cache_dir=cache_dir)
+
+
+def cmmmu_type(item: Item) -> str:
+    """The Chinese answer kind: 选择, 判断 or 填空."""
+    return item.meta.get("type") or CHINESE_TYPES[item.question_type]
+
+
+def generation_prompt(item: Item) -> str:
+    """The lmms-eval CMMMU prompt with its Chinese instruction (spec §4.3)."""
+    names = [IMG_TAG.fullmatch(t).group(1) for t in item.meta.get("image_tags") or []]
+    return parser.prompt(item.question, item.choices, cmmmu_type(item), image_filenames=names)
+
+
+def image_placeholders(item: Item) -> list[tuple[int, str, str]]:
+    """``(k, placeholder in the prompt, image path)``: the prompt names images ``<图片 k>``."""
+    return [(i, f"<图片 {i}>", path) for i, (_tag, path) in enumerate(zip(item.meta.get("image_tags") or [], item.images), 1)]
+
+
+def answer_kind(item: Item) -> str:
+    """The kind the Frequent Choice baseline counts answers by: 选择 / 判断 / 填空."""
+    return cmmmu_type(item)
+
+
+def baseline_choices(item: Item) -> list[str]:
+    """The options Random Choice picks from: one letter of A-D, 对/错, or none for fill-in."""
+    return {"选择": list(parser.MC_CHOICES), "判断": list(parser.TF_CHOICES)}.get(cmmmu_type(item), [])
+
+
+def baseline_answer(item: Item, value: str) -> str:
+    """A frequent answer as given to ``item`` (unchanged: the official parser judges it)."""
+    return value
+
+
+def write_official(items: list[Item], stored: dict, root: Path):
+    """``root/responses.jsonl`` and ``root/gold.jsonl`` of the ok rows (spec §4.5); returns what
+    ``rescoring.score_responses`` reads (``(responses, gold)``), or ``None`` when no stored item
+    has a gold answer (test split)."""
+    root.mkdir(parents=True, exist_ok=True)
+    resp, gold = root / "responses.jsonl", root / "gold.jsonl"
+    has_gold = False
+    with open(resp, "w", encoding="utf-8") as fr, open(gold, "w", encoding="utf-8") as fg:
+        for it in items:
+            r = stored.get(it.id)
+            if r is None or r.get("status") != "ok":
+                continue
+            has_gold = has_gold or it.answer is not None
+            ctype = cmmmu_type(it)
+            fr.write(json.dumps({"id": it.id, "type": ctype, "response": r["response"]}, ensure_ascii=False) + "\n")
+            g = {"id": it.id, "type": ctype, "answer": it.answer, "category": it.meta["category_zh"],
+                 "subcategory": it.meta["subject_zh"]}
+            if ctype == "选择":
+                g.update({f"option{i}": (it.choices[i - 1] if i <= len(it.choices) else "") for i in range(1, 5)})
+            fg.write(json.dumps(g, ensure_ascii=False) + "\n")
+    return (resp, gold) if has_gold else None
+
+
+def write_submission(items: list[Item], stored: dict, rows: list[dict], out: Path) -> Path:
+    """``submission.jsonl``: response-mode rows ``{id, type, response}`` (spec §4.6)."""
+    path = out / "submission.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        for it in items:
+            r = stored.get(it.id)
+            if r is not None and r["status"] == "ok":
+                f.write(json.dumps({"id": it.id, "type": cmmmu_type(it), "response": r["response"]}, ensure_ascii=False) + "\n")
+    return path

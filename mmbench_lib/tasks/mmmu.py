@@ -309,3 +309,101 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "validation", subjects
                 warnings.warn(f"{path}: id {item.id!r} names another subject than its config {subject!r}", stacklevel=2)
             items.append(item)
     return items
+
+
+# --------------------------------------------------------------------------------------------- generation protocol
+# What the generation pipeline (``mmbench_lib.pipeline.generation``) asks of this benchmark:
+# the official prompt (spec §3.3), the OCR placeholders, the options a baseline may pick
+# (MMMU §4.1), the official output files (§3.7) and the test-split submission (§3.9).
+
+from collections import OrderedDict  # noqa: E402
+
+from mmbench_lib.core.store import write_json_atomic  # noqa: E402
+
+PROTOCOL = "generation"
+DEFAULT_SPLIT = "validation"
+VALIDATION_SPLIT = "validation"
+OCR_LANG = "eng"
+DEVIATIONS = [
+    "P-M4: a vision-language model gets all images in placeholder order (question, then options), before the "
+    "text; the official LLaVA runner feeds only image_1",
+    "generation is greedy (do_sample=False) with our max_new_tokens; the official LLaVA-1.5 run sampled with "
+    "num_beams=5, max_new_tokens=128",
+    "chat template of the model applied to the official prompt (the official runner used the vicuna_v1 conversation)",
+]
+
+
+def load_split(source, split: str, subjects=None, cache_dir=None) -> list[Item]:
+    """The items of one split (``subjects``: names or short keys; ``None`` for all)."""
+    return load(source, split=split, subjects=subjects, cache_dir=cache_dir)
+
+
+def generation_prompt(item: Item) -> str:
+    """The official prompt (spec §3.3)."""
+    return parser.prompt(item.question, item.choices, item.question_type)
+
+
+def image_placeholders(item: Item) -> list[tuple[int, str, str]]:
+    """``(k, placeholder in the prompt, image path)`` for each ``<image k>`` the prompt refers to."""
+    out = []
+    for tag, path in zip(item.meta.get("image_tags") or [], item.images):
+        m = re.fullmatch(r"<image (\d+)>", tag)
+        if m:
+            out.append((int(m.group(1)), tag, path))
+    return out
+
+
+def answer_kind(item: Item) -> str:
+    """The kind the Frequent Choice baseline counts answers by: multiple-choice / short-answer."""
+    return item.question_type
+
+
+def baseline_choices(item: Item) -> list[str]:
+    """The options Random Choice picks from: the letters of a multiple-choice question, else none."""
+    return item.letters if item.question_type == "multiple-choice" else []
+
+
+def baseline_answer(item: Item, value: str) -> str:
+    """A frequent answer as given to ``item``: a letter beyond its options becomes "" (the official
+    random fallback then decides)."""
+    if item.question_type == "multiple-choice" and value not in item.letters:
+        return ""
+    return value
+
+
+def write_official(items: list[Item], stored: dict, root: Path):
+    """``root/<Subject>/output.json`` of the ok rows (spec §3.7); returns what
+    ``rescoring.score_responses`` reads (``(root, None)``), or ``None`` when nothing is stored."""
+    by_subject: dict[str, list[dict]] = OrderedDict()
+    for it in items:
+        r = stored.get(it.id)
+        if r is None or r.get("status") != "ok":
+            continue
+        rec = {"id": it.id, "question_type": parser.normalize_question_type(it.question_type),
+               "answer": it.meta.get("answer_raw", it.answer), "response": r["response"]}
+        if it.question_type == "multiple-choice":
+            index2ans, all_choices = parser.mc_info(it.choices)
+            rec.update(all_choices=all_choices, index2ans=index2ans)
+        by_subject.setdefault(it.dimension, []).append(rec)
+    if root.exists():
+        for old in root.glob("*/output.json"):
+            old.unlink()
+    for subject, recs in by_subject.items():
+        (root / subject).mkdir(parents=True, exist_ok=True)
+        write_json_atomic(root / subject / "output.json", recs)
+    return (root, None) if by_subject else None
+
+
+def write_submission(items: list[Item], stored: dict, rows: list[dict], out: Path) -> Path:
+    """``submission.json``: ``{id: prediction}`` (MC: the parsed letter; open: the raw response,
+    re-parsed by the scorer; spec §3.9)."""
+    by_id = {r["id"]: r for r in rows}
+    sub = {}
+    for it in items:
+        r = by_id.get(it.id)
+        if r is None or r["status"] != "ok":
+            continue
+        sub[it.id] = r["parsed_pred"] if it.question_type == "multiple-choice" else r["response"]
+    path = out / "submission.json"
+    write_json_atomic(path, sub)
+    return path

@@ -97,9 +97,10 @@ def test_failed_items_can_be_retried(seed_items, tmp_path):
 
 def test_resuming_with_other_settings_is_refused(demo, tmp_path):
     from mmbench_lib.pipeline import runs
+    from mmbench_lib.pipeline.config import RunConfig
 
     args = runs.demo_args("seed", demo)
-    runs.evaluate_ranking("seed", args, "random", tmp_path, limit=4, progress=False)
-    runs.evaluate_ranking("seed", args, "random", tmp_path, limit=6, progress=False)  # same settings: resumes
+    runs.evaluate(RunConfig("seed", tmp_path, data=args, model="random", limit=4, progress=False))
+    runs.evaluate(RunConfig("seed", tmp_path, data=args, model="random", limit=6, progress=False))  # same settings: resumes
     with pytest.raises(ValueError, match="holds a run of benchmark 'seed', model 'random'"):
-        runs.evaluate_ranking("seed", args, "random", tmp_path, reduction="mean", progress=False)
+        runs.evaluate(RunConfig("seed", tmp_path, data=args, model="random", reduction="mean", progress=False))

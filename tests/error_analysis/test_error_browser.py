@@ -157,11 +157,13 @@ def test_distribution_and_published_comparison():
 
 def test_demo_run_end_to_end(tmp_path):
     from mmbench_lib.pipeline import generation as generate
+    from mmbench_lib.pipeline.config import RunConfig
     from mmbench_lib.demo import ensure_demo
 
     paths = ensure_demo("data/demo")
     run = tmp_path / "run"
-    generate.evaluate_generation("mmmu", paths["mmmu"]["source"], run, model="random", baseline="random", progress=False)
+    generate.evaluate_generation(RunConfig("mmmu", run, source=paths["mmmu"]["source"], model="random", baseline="random",
+                                           progress=False))
     cases = errors.load_cases(run)
     assert cases and all(c["item"] is not None for c in cases)
     state = BrowserState.from_run(run, n_sample=5, stratify_by="subject", annotations_dir=tmp_path / "ann", cases=cases)
@@ -177,11 +179,12 @@ def test_demo_run_end_to_end(tmp_path):
 
 def test_ranking_run_shows_items_and_scores(tmp_path):
     from mmbench_lib.pipeline import runs
+    from mmbench_lib.pipeline.config import RunConfig
     from mmbench_lib.demo import ensure_demo
 
     paths = ensure_demo("data/demo")
     run = tmp_path / "seedrun"
-    runs.evaluate_ranking("seed", runs.demo_args("seed", paths), "random", run, device="cpu", progress=False)
+    runs.evaluate(RunConfig("seed", run, data=runs.demo_args("seed", paths), model="random", device="cpu", progress=False))
     state = BrowserState.from_run(run, n_sample=8, stratify_by="dimension", annotations_dir=tmp_path / "ann")
     assert len(state.cases) == 8 and all(c["item"] is not None for c in state.cases)
     assert len({c["subject"] for c in state.cases}) > 3  # stratified over dimensions

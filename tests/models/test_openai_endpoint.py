@@ -51,14 +51,15 @@ def test_timeouts_are_retried(smollm2):
 
 
 def test_a_run_through_the_endpoint_resumes_without_asking_again(smollm2, demo, tmp_path):
+    from mmbench_lib.pipeline.config import RunConfig
     from mmbench_lib.pipeline.generation import evaluate_generation
 
     with Server(smollm2) as srv:
         ep = load_adapter("openai:smollm2", base_url=srv.url, concurrency=3)
         src = demo["mmmu"]["source"]
-        m1 = evaluate_generation("mmmu", src, tmp_path, adapter=ep, max_new_tokens=6, limit=4, progress=False)
+        m1 = evaluate_generation(RunConfig("mmmu", tmp_path, source=src, max_new_tokens=6, limit=4, progress=False), ep)
         asked = srv.completions
-        m2 = evaluate_generation("mmmu", src, tmp_path, adapter=ep, max_new_tokens=6, limit=4, progress=False)
+        m2 = evaluate_generation(RunConfig("mmmu", tmp_path, source=src, max_new_tokens=6, limit=4, progress=False), ep)
     assert asked == 4 and srv.completions == asked  # the rerun found every response in the run store
     assert m1["overall"] == m2["overall"]
 
@@ -94,6 +95,7 @@ def test_timeout_is_a_deadline_for_the_whole_request_not_per_read():
 
 
 def test_secrets_never_reach_errors_predictions_or_outputs(demo, tmp_path, monkeypatch):
+    from mmbench_lib.pipeline.config import RunConfig
     from mmbench_lib.pipeline.generation import evaluate_generation
 
     monkeypatch.setenv("MY_KEY", "sk-live-abcdef123456")
@@ -104,8 +106,8 @@ def test_secrets_never_reach_errors_predictions_or_outputs(demo, tmp_path, monke
         assert "request_headers" in str(err.value) and "[REDACTED]" in str(err.value)
         assert "abcdef123456" not in str(err.value)
         assert srv.auth == "Bearer sk-live-abcdef123456"  # the key was sent, and echoed back
-        evaluate_generation("mmmu", demo["mmmu"]["source"], tmp_path, adapter=ep, max_new_tokens=4, limit=2,
-                            progress=False)
+        evaluate_generation(RunConfig("mmmu", tmp_path, source=demo["mmmu"]["source"], max_new_tokens=4, limit=2,
+                                      progress=False), ep)
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert written and not [p for p in written if b"abcdef123456" in p.read_bytes()]
     assert any(b"[REDACTED]" in p.read_bytes() for p in written)  # the failed rows keep the (redacted) error
@@ -123,12 +125,13 @@ def test_redact_patterns():
 
 
 def test_a_failing_item_is_asked_max_retries_plus_one_times_in_all(demo, tmp_path):
+    from mmbench_lib.pipeline.config import RunConfig
     from mmbench_lib.pipeline.generation import evaluate_generation
 
     with Server(fail_first=10**9, status=500) as srv:
         ep = load_adapter("openai:m", base_url=srv.url, backoff=0.01, max_retries=2, concurrency=2)
-        evaluate_generation("mmmu", demo["mmmu"]["source"], tmp_path, adapter=ep, max_new_tokens=4, limit=3,
-                            progress=False)
+        evaluate_generation(RunConfig("mmmu", tmp_path, source=demo["mmmu"]["source"], max_new_tokens=4, limit=3,
+                                      progress=False), ep)
         asked = srv.requests
         with pytest.raises(EndpointError, match="failed after 3 attempts"):
             ep.generate([GenerateRequest("q", "hi", max_new_tokens=2)])

@@ -10,6 +10,7 @@ import pytest
 from mmbench_lib import paper
 from mmbench_lib import published
 from mmbench_lib.pipeline import runs
+from mmbench_lib.pipeline.config import RunConfig
 
 
 def _values_equal(df, name):
@@ -45,7 +46,7 @@ def test_ranks_recomputed(fn, name):
 @pytest.fixture(scope="module")
 def seed2_run(demo, tmp_path_factory):
     out = tmp_path_factory.mktemp("runs") / "seed2_random"
-    runs.evaluate_ranking("seed2", runs.demo_args("seed2", demo, level="L3"), "random", out, progress=False)
+    runs.evaluate(RunConfig("seed2", out, data=runs.demo_args("seed2", demo, level="L3"), model="random", progress=False))
     return out
 
 

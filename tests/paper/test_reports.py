@@ -1,6 +1,7 @@
 """Ranking runs against each other by level averages, N/A where a run lacks a level."""
 from mmbench_lib.paper import reports
 from mmbench_lib.pipeline import runs
+from mmbench_lib.pipeline.config import RunConfig
 
 
 def test_group_ranks_among_runs(demo, tmp_path):
@@ -8,7 +9,7 @@ def test_group_ranks_among_runs(demo, tmp_path):
     dirs = []
     for k, model in enumerate(["random:1", "random:2"]):
         extra = {"generated_dir": demo["seed2"]["generated_dir"], "clip_model": "ViT-S-32", "clip_pretrained": None} if k else {}
-        runs.evaluate_ranking("seed2", args, model, tmp_path / str(k), progress=False, **extra)
+        runs.evaluate(RunConfig("seed2", tmp_path / str(k), data=args, model=model, progress=False, **extra))
         dirs.append(tmp_path / str(k))
     loaded = [reports.load_run(d) for d in dirs]
     table = reports.group_ranks(loaded, ["L2", "L3"])

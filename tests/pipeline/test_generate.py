@@ -5,7 +5,9 @@ import shutil
 
 import pytest
 
+from mmbench_lib.core.rows import base_row
 from mmbench_lib.pipeline import generation as g
+from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.tasks import cmmmu, mmmu
 from mmbench_lib.core.requests import Generation
 from mmbench_lib.core.store import RunStore
@@ -69,7 +71,7 @@ def test_smollm2_generation_stores_responses_flags_truncation_and_resumes(mmmu_v
 def test_parsing_uses_one_seeded_rng_in_official_order_whatever_the_store_order(mmmu_val, tmp_path):
     """A resumed run stores rows in another order; parsing must not depend on it (spec §3.7)."""
     junk = ["I am not sure", "", "maybe", "no idea at all", "(B)", "hmm"]  # mostly random fallbacks
-    rows = [{**g.base_row(it), "status": "ok", "response": junk[i % len(junk)], "truncated": False}
+    rows = [{**base_row(it), "status": "ok", "response": junk[i % len(junk)], "truncated": False}
             for i, it in enumerate(mmmu_val)]
     a, b = RunStore(tmp_path / "a"), RunStore(tmp_path / "b")
     a.append(rows)
@@ -93,7 +95,8 @@ def test_random_baseline_is_seeded_per_item(demo, mmmu_val, tmp_path):
     assert r1 == [g.RandomAnswer(0).answer(it) for it in reversed(mmmu_val)][::-1]
     assert all(a in it.letters for a, it in zip(r1, mmmu_val) if it.question_type == "multiple-choice")
     assert all(a == "" for a, it in zip(r1, mmmu_val) if it.question_type != "multiple-choice")
-    m = g.evaluate_generation("mmmu", demo["mmmu"]["source"], tmp_path / "r", baseline="random", progress=False)
+    m = g.evaluate_generation(RunConfig("mmmu", tmp_path / "r", source=demo["mmmu"]["source"],
+                                        baseline="random", progress=False))
     assert m["counts"]["items"] == 24 and m["counts"]["fallbacks"] == 0 and m["baseline"] == "random"
 
 
@@ -107,15 +110,16 @@ def test_frequent_choice_by_hand(demo, mmmu_val, cmmmu_val, tmp_path):
     assert table["Computer_Science"]["multiple-choice"] == "D" and table["Math"]["short-answer"] == "9"
     assert table["*"]["multiple-choice"] == "C"
     assert g.FrequentAnswer(table).answer(next(it for it in mmmu_val if it.id == "validation_Electronics_3")) == "3/4"
-    m = g.evaluate_generation("mmmu", demo["mmmu"]["source"], tmp_path / "f", baseline="frequent", progress=False)
+    m = g.evaluate_generation(RunConfig("mmmu", tmp_path / "f", source=demo["mmmu"]["source"],
+                                        baseline="frequent", progress=False))
     # right: Art 1,3; Accounting 1,2; Math 1,2,3; Physics 1; Pharmacy 1; History 1,2; CS 2,3; Electronics 1,2,3
     assert (m["overall"]["correct"], m["overall"]["n"]) == (16, 24)
     ctable = g.frequent_table(cmmmu_val)
     # the fill-in words are drawn in Chinese with the pinned CJK font, as Latin transliterations without it
     panda = "熊猫" if demo["cmmmu"]["cjk_font"] else "PANDA"
     assert ctable["Accounting"]["选择"] == "AC" and ctable["*"]["判断"] == "对" and ctable["*"]["填空"] == panda
-    cm = g.evaluate_generation("cmmmu", demo["cmmmu"]["root"], tmp_path / "cf", baseline="frequent", split="val",
-                               progress=False)
+    cm = g.evaluate_generation(RunConfig("cmmmu", tmp_path / "cf", source=demo["cmmmu"]["root"],
+                                         baseline="frequent", split="val", progress=False))
     assert cm["overall"]["n"] == 20 and cm["per_question_type"]["true-false"]["n"] == 6
 
 
@@ -190,30 +194,30 @@ def test_ocr_without_tesseract_says_how_to_install(monkeypatch):
 @pytest.mark.slow
 def test_ocr_baseline_runs_the_llm_on_ocr_text(demo, smollm2, tmp_path):
     _ocr_or_skip("eng")
-    m = g.evaluate_generation("mmmu", demo["mmmu"]["source"], tmp_path / "o", baseline="ocr", subjects=["Math"],
-                              max_new_tokens=4, adapter=smollm2, progress=False)
+    m = g.evaluate_generation(RunConfig("mmmu", tmp_path / "o", source=demo["mmmu"]["source"],
+                                        baseline="ocr", subjects=["Math"], max_new_tokens=4, progress=False), smollm2)
     rows = _rows(tmp_path / "o" / "predictions.jsonl")
     assert m["counts"]["ok"] == 3 and all("ocr" in r for r in rows)
     manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
     assert manifest["ocr"]["engine"] == "tesseract" and manifest["generation"]["baseline"] == "ocr"
     assert any("P-M4" in d for d in manifest["deviations"])
     with pytest.raises(ValueError, match="other settings"):  # resuming with other settings is refused
-        g.evaluate_generation("mmmu", demo["mmmu"]["source"], tmp_path / "o", baseline="none", subjects=["Math"],
-                              max_new_tokens=4, adapter=smollm2, progress=False)
+        g.evaluate_generation(RunConfig("mmmu", tmp_path / "o", source=demo["mmmu"]["source"],
+                                        baseline="none", subjects=["Math"], max_new_tokens=4, progress=False), smollm2)
 
 
 @pytest.mark.slow
 def test_test_split_writes_the_submission_file(demo, smollm2, tmp_path):
-    m = g.evaluate_generation("mmmu", demo["mmmu"]["source"], tmp_path / "t", split="test", subjects=["Math", "Art"],
-                              max_new_tokens=4, adapter=smollm2, progress=False)
+    m = g.evaluate_generation(RunConfig("mmmu", tmp_path / "t", source=demo["mmmu"]["source"],
+                                        split="test", subjects=["Math", "Art"], max_new_tokens=4, progress=False), smollm2)
     assert m["scored"] is False and "overall" not in m
     sub = json.loads((tmp_path / "t" / "submission.json").read_text())
     assert set(sub) == {"test_Math_1", "test_Art_1"} and all(v in "ABCD" and len(v) == 1 for v in sub.values())
     scored = _rows(tmp_path / "t" / "scored.jsonl")
     assert all(r["correct"] is None and r["parsed_pred"] == sub[r["id"]] for r in scored)
     # CMMMU test: response-mode rows
-    cm = g.evaluate_generation("cmmmu", demo["cmmmu"]["root"], tmp_path / "ct", split="test", baseline="random",
-                               progress=False)
+    cm = g.evaluate_generation(RunConfig("cmmmu", tmp_path / "ct", source=demo["cmmmu"]["root"],
+                                         split="test", baseline="random", progress=False))
     lines = _rows(tmp_path / "ct" / "submission.jsonl")
     assert cm["scored"] is False and len(lines) == 6 and set(lines[0]) == {"id", "type", "response"}
     shutil.rmtree(tmp_path / "t")

@@ -4,6 +4,7 @@ import json
 import pytest
 
 from mmbench_lib.pipeline import runs
+from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.cli import main
 from mmbench_lib.pipeline.shards import merge_runs, select, shard_of
 
@@ -20,9 +21,10 @@ def test_split_is_deterministic_and_a_partition(demo):
 
 def test_shards_merge_to_the_unsharded_metrics(demo, tmp_path, capsys):
     args = runs.demo_args("seed2", demo, level="L2")
-    whole = runs.evaluate_ranking("seed2", args, "random:5", tmp_path / "whole", progress=False)
+    whole = runs.evaluate(RunConfig("seed2", tmp_path / "whole", data=args, model="random:5", progress=False))
     for k in range(3):  # three independent processes would do this, one per GPU
-        runs.evaluate_ranking("seed2", args, "random:5", tmp_path / "sharded", shard_index=k, num_shards=3, progress=False)
+        runs.evaluate(RunConfig("seed2", tmp_path / "sharded", data=args, model="random:5", shard_index=k, num_shards=3,
+                                  progress=False))
     files = sorted(p.name for p in (tmp_path / "sharded").glob("predictions*.jsonl"))
     assert files == [f"predictions.shard-0{k}-of-03.jsonl" for k in range(3)]
     assert main(["merge", str(tmp_path / "sharded"), "--out", str(tmp_path / "merged")]) == 0
@@ -33,10 +35,10 @@ def test_shards_merge_to_the_unsharded_metrics(demo, tmp_path, capsys):
 
 def test_merge_refuses_missing_shards_and_missing_items(demo, tmp_path):
     args = runs.demo_args("seed", demo)
-    runs.evaluate_ranking("seed", args, "random", tmp_path / "r", shard_index=0, num_shards=2, progress=False)
+    runs.evaluate(RunConfig("seed", tmp_path / "r", data=args, model="random", shard_index=0, num_shards=2, progress=False))
     with pytest.raises(ValueError, match=r"missing shard\(s\) \[1\] of 2"):
         merge_runs([tmp_path / "r"], tmp_path / "m1")
-    runs.evaluate_ranking("seed", args, "random", tmp_path / "r", shard_index=1, num_shards=2, progress=False)
+    runs.evaluate(RunConfig("seed", tmp_path / "r", data=args, model="random", shard_index=1, num_shards=2, progress=False))
     path = tmp_path / "r" / "predictions.shard-01-of-02.jsonl"
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[:-1]) + "\n")  # shard 1 was interrupted before its last item

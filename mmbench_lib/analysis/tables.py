@@ -1,0 +1,97 @@
+"""Result tables of runs side by side (pandas), and their CSV + Markdown files under a run folder."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def dimension_table(runs: dict[str, dict]):
+    """Per-dimension accuracy of several runs side by side (columns = run labels)."""
+    import pandas as pd
+
+    cols = {}
+    base = None
+    for label, m in runs.items():
+        df = pd.DataFrame(m["per_dimension"]).set_index(["dimension_id", "dimension"])
+        cols[label] = 100 * df["accuracy"].astype(float)  # metrics hold fractions; the table shows percent
+        base = df if base is None else base
+    table = pd.DataFrame(cols)
+    table["n"] = base["n"]
+    table["random (expected)"] = 100 * base["random_expected"].astype(float)
+    return table.reset_index()
+
+
+def group_table(runs: dict[tuple, dict]):
+    """Group averages (micro and dimension-mean) of several runs, one row per (run..., group)."""
+    import pandas as pd
+
+    frames = []
+    for key, m in runs.items():
+        df = pd.DataFrame(m["groups"])
+        if df.empty:
+            continue
+        key = key if isinstance(key, tuple) else (key,)
+        for i, k in enumerate(key):
+            df.insert(i, ["benchmark", "model", "run"][i] if len(key) <= 3 else f"key{i}", k)
+        for c in ("accuracy", "accuracy_micro", "accuracy_dim_mean", "ci_low", "ci_high"):  # fractions -> percent
+            if c in df:
+                df[c] = 100 * df[c].astype(float)
+        frames.append(df.drop(columns=["missing_dimensions", "accuracy"], errors="ignore"))  # accuracy = micro
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def save_table(df, out_dir, name: str) -> list[Path]:
+    """Write a table as ``tables/<name>.csv`` and ``.md`` under the run folder."""
+    folder = Path(out_dir) / "tables"
+    folder.mkdir(parents=True, exist_ok=True)
+    csv, md = folder / f"{name}.csv", folder / f"{name}.md"
+    df.to_csv(csv, index=False)
+    md.write_text(df.to_markdown(index=False, floatfmt=".1f") + "\n", encoding="utf-8")
+    return [csv, md]
+
+
+def breakdown_table(runs: dict[str, dict], key: str):
+    """Accuracy (%) of several runs side by side for one breakdown (``per_subject``, ``per_discipline``,
+    ``per_difficulty``, ``per_image_type``, ``per_question_type``), with the item count ``n``."""
+    import pandas as pd
+
+    names = list(dict.fromkeys(k for m in runs.values() for k in (m.get(key) or {})))
+    table = pd.DataFrame({key.removeprefix("per_"): names})
+    first = next(iter(runs.values()))
+    for label, m in runs.items():
+        table[label] = [100 * m[key][k]["accuracy"] if k in (m.get(key) or {}) else None for k in names]
+    table["n"] = [((first.get(key) or {}).get(k) or {}).get("n") for k in names]
+    return table
+
+
+def summary_table(runs: dict[str, dict]):
+    """One row per run: overall accuracy (%) with its 95% bootstrap interval, items, failed,
+    truncated, parser fallbacks."""
+    import pandas as pd
+
+    def pct(m, k):
+        v = (m.get("overall") or {}).get(k)
+        return None if v is None else 100 * v
+
+    return pd.DataFrame([
+        {"run": label, "accuracy": pct(m, "accuracy"), "ci_low": pct(m, "ci_low"), "ci_high": pct(m, "ci_high"),
+         "n": (m.get("overall") or {}).get("n"), "failed": m["counts"]["failed"], "truncated": m["counts"]["truncated"],
+         "fallbacks": m["counts"]["fallbacks"]}
+        for label, m in runs.items()
+    ])
+
+
+RESPONSE_COLUMNS = ("run", "id", "question_type", "response", "truncated", "parsed_pred", "mode", "fallback",
+                    "answer", "correct", "status")
+
+
+def responses_table(out_dir, labels) -> "pd.DataFrame":
+    """Every scored response of the runs ``out_dir/<label>/scored.jsonl``, one row each, labelled by run."""
+    import pandas as pd
+
+    frames = []
+    for label in labels:
+        df = pd.read_json(Path(out_dir) / label / "scored.jsonl", lines=True)
+        df.insert(0, "run", label)
+        frames.append(df)
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return df[[c for c in RESPONSE_COLUMNS if c in df]]

@@ -1,0 +1,56 @@
+"""Model families by spec prefix, in the manner of lm-evaluation-harness ``lm_eval/api/registry.py``.
+
+A family registers its loader once::
+
+    @register_model("causal")
+    def load_causal(target, *, device, dtype, scorer, revision, trust_remote_code, append_eos): ...
+
+``load_adapter("causal:<id>")`` then finds it by the spec's prefix (the part before ``:``; a spec
+without ``:`` is its own prefix, e.g. ``smollm2``, ``tiny-llava``). Loaders import torch /
+transformers inside, so registering a family costs nothing until it is used. Adding a family
+touches only the module that registers it.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Family:
+    prefix: str
+    loader: Callable
+    endpoint: bool  # takes endpoint options (base_url, api_key_env, ...) instead of the local-model ones
+    needs_target: bool  # the spec must name something after the ":" (a hub id, a served model)
+
+
+MODEL_REGISTRY: dict[str, Family] = {}
+
+
+def register_model(*prefixes: str, endpoint: bool = False, needs_target: bool = False):
+    """Decorator registering ``loader(target, **options)`` under each of ``prefixes``."""
+    def decorate(loader):
+        for p in prefixes:
+            if p in MODEL_REGISTRY and MODEL_REGISTRY[p].loader is not loader:
+                raise ValueError(f"model prefix {p!r} is already registered by {MODEL_REGISTRY[p].loader.__qualname__}")
+            MODEL_REGISTRY[p] = Family(p, loader, endpoint, needs_target)
+        return loader
+    return decorate
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """``"causal:org/model"`` -> ``("causal", "org/model")``; ``"smollm2"`` -> ``("smollm2", "")``."""
+    prefix, _, target = spec.partition(":")
+    return prefix, target
+
+
+def check_spec(spec: str) -> Family:
+    """The registered family of ``spec`` (nothing is loaded); ``ValueError`` for an unknown one."""
+    prefix, target = split_spec(spec)
+    family = MODEL_REGISTRY.get(prefix)
+    if family is None:
+        raise ValueError(f"unknown model spec {spec!r}; use one of " + ", ".join(
+            f"{p}:<id>" if f.needs_target else p for p, f in sorted(MODEL_REGISTRY.items())))
+    if family.needs_target and not target:
+        raise ValueError(f"model spec {spec!r} needs a name after the colon, e.g. {prefix}:<hub id or path>")
+    return family

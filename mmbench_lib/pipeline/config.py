@@ -1,0 +1,165 @@
+"""One typed run config for both protocols.
+
+``RunConfig`` holds everything that decides what a run computes (benchmark, data, model, recipe,
+generation settings, sharding, CLIP and OCR settings, endpoint options) and checks it in
+``__post_init__``, before any data or model is loaded: a wrong value raises a one-line
+``ValueError`` naming the field. ``to_dict()`` is what the run's manifest records as ``config``.
+``mmbench_lib.pipeline.runs.evaluate(config)`` runs it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from mmbench_lib import tasks
+from mmbench_lib.models.registry import check_spec
+from mmbench_lib.pipeline.baselines import BASELINES
+from mmbench_lib.scoring import REDUCTIONS, SCORERS
+from mmbench_lib.tasks.recipes import RECIPES
+
+DTYPES = (None, "auto", "float32", "float16", "bfloat16")
+DEVICE_RE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
+ENDPOINT_KEYS = {"base_url", "api_key_env", "concurrency", "max_retries", "timeout", "backoff", "max_backoff"}
+
+#: field -> accepted types (``None`` allowed where listed); checked before anything else
+_TYPES: dict[str, tuple] = {
+    "benchmark": (str,), "out_dir": (str, Path), "data": (dict,), "source": (str, Path, type(None)),
+    "split": (str, type(None)), "subjects": (str, list, tuple, type(None)), "cache_dir": (str, Path, type(None)),
+    "model": (str,), "recipe": (str,), "reduction": (str, type(None)), "scorer": (str,), "baseline": (str,),
+    "max_new_tokens": (int,), "batch_size": (int,), "device": (str,), "dtype": (str, type(None)),
+    "revision": (str, type(None)), "trust_remote_code": (bool,), "limit": (int, type(None)), "seed": (int,),
+    "shard_index": (int,), "num_shards": (int,), "generated_dir": (str, Path, type(None)), "clip_model": (str,),
+    "clip_pretrained": (str, type(None)), "ocr_lang": (str, type(None)), "ocr_psm": (int, type(None)),
+    "endpoint": (dict,), "use_random": (bool,), "retry_failed": (bool,), "progress": (bool,), "parameters": (dict,),
+}
+
+
+def protocol_of(benchmark: str) -> str:
+    """``"ranking"`` (SEED v1, SEED-2) or ``"generation"`` (MMMU, CMMMU), from the task module."""
+    return getattr(tasks.get(benchmark), "PROTOCOL", "ranking")
+
+
+@dataclass
+class RunConfig:
+    """One evaluation run. Ranking benchmarks read ``data`` (the loader's keyword arguments: paths
+    and filters); generation benchmarks read ``source``/``split``/``subjects``/``cache_dir``."""
+
+    benchmark: str
+    out_dir: str | Path
+    data: dict = field(default_factory=dict)
+    source: str | Path | None = None
+    split: str | None = None
+    subjects: list | str | None = None
+    cache_dir: str | Path | None = None
+    model: str = "smollm2"
+    recipe: str = "seed1-ppl"
+    reduction: str | None = None
+    scorer: str = "reference"
+    baseline: str = "none"
+    max_new_tokens: int = 32
+    batch_size: int = 8
+    device: str = "auto"
+    dtype: str | None = None
+    revision: str | None = None
+    trust_remote_code: bool = False
+    limit: int | None = None
+    seed: int = 0
+    shard_index: int = 0
+    num_shards: int = 1
+    generated_dir: str | Path | None = None
+    clip_model: str = "ViT-L-14"
+    clip_pretrained: str | None = "openai"
+    ocr_lang: str | None = None
+    ocr_psm: int | None = None
+    endpoint: dict = field(default_factory=dict)
+    use_random: bool = True
+    retry_failed: bool = False
+    progress: bool = True
+    parameters: dict = field(default_factory=dict)  # the caller's own parameters (notebook cell), recorded as given
+
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            ok = _TYPES[f.name]
+            if not isinstance(v, ok) or (isinstance(v, bool) and bool not in ok):
+                names = " or ".join("None" if t is type(None) else t.__name__ for t in ok)
+                raise ValueError(f"RunConfig.{f.name}: expected {names}, got {type(v).__name__} {v!r}")
+        self.benchmark = self.benchmark.strip()
+        self._known("benchmark", self.benchmark, sorted(tasks.MODULES))
+        if not str(self.out_dir).strip():
+            raise ValueError("RunConfig.out_dir: give the run folder (empty)")
+        self._known("recipe", self.recipe, sorted(RECIPES))
+        self._known("reduction", self.reduction, (None, *REDUCTIONS))
+        self._known("scorer", self.scorer, sorted(SCORERS))
+        self._known("baseline", self.baseline, BASELINES)
+        self._known("dtype", self.dtype, DTYPES)
+        if not DEVICE_RE.fullmatch(self.device):
+            raise ValueError(f"RunConfig.device: {self.device!r} is not auto, cpu, mps, cuda or cuda:<n>")
+        for name, low in (("max_new_tokens", 1), ("batch_size", 1), ("num_shards", 1), ("limit", 0), ("seed", 0)):
+            v = getattr(self, name)
+            if v is not None and v < low:
+                raise ValueError(f"RunConfig.{name}: must be >= {low}, got {v}")
+        if self.limit == 0:
+            self.limit = None  # 0 means all items, as the notebooks' parameter does
+        if not 0 <= self.shard_index < self.num_shards:
+            raise ValueError(f"RunConfig.shard_index: must be in [0, {self.num_shards}), got {self.shard_index}")
+        if self.ocr_psm is not None and not 0 <= self.ocr_psm <= 13:
+            raise ValueError(f"RunConfig.ocr_psm: tesseract page segmentation modes are 0-13, got {self.ocr_psm}")
+        unknown = set(self.endpoint) - ENDPOINT_KEYS
+        if unknown:
+            raise ValueError(f"RunConfig.endpoint: unknown option(s) {sorted(unknown)}; known: {sorted(ENDPOINT_KEYS)}")
+        if self.endpoint and not self.model.startswith("openai:"):
+            raise ValueError(f"RunConfig.endpoint: endpoint options apply only to openai:<model>, not {self.model!r}")
+        if self.subjects in ("all", [], ()):
+            self.subjects = None
+        elif isinstance(self.subjects, (str, tuple)):
+            self.subjects = [self.subjects] if isinstance(self.subjects, str) else list(self.subjects)
+        if self.protocol == "ranking":
+            if not self.data:
+                raise ValueError(f"RunConfig.data: {self.benchmark} needs its loader's arguments (annotation_file, ...)")
+            if self.baseline != "none":
+                raise ValueError(f"RunConfig.baseline: {self.baseline!r} is for generation benchmarks (mmmu, cmmmu); "
+                                 f"a ranking baseline is a model spec such as 'random'")
+        else:
+            if self.source is None or not str(self.source).strip():
+                raise ValueError(f"RunConfig.source: {self.benchmark} needs a hub id or a local folder")
+            task = tasks.get(self.benchmark)
+            self.split = self.split or task.DEFAULT_SPLIT
+            self.split = task.SPLIT_ALIASES.get(self.split, self.split)
+            self._known("split", self.split, task.SPLITS)
+            if self.model.startswith("random") and self.baseline == "none":
+                self.baseline = "random"  # a "random" model on a generation benchmark is the Random Choice baseline
+        if self.protocol == "ranking" or self.baseline in ("none", "ocr"):  # a model will be loaded: check its spec
+            try:
+                check_spec(self.model)
+            except ValueError as e:
+                raise ValueError(f"RunConfig.model: {e}") from None
+
+    @staticmethod
+    def _known(name: str, value, known) -> None:
+        if value not in known:
+            raise ValueError(f"RunConfig.{name}: unknown value {value!r}; use one of {list(known)}")
+
+    @property
+    def protocol(self) -> str:
+        return protocol_of(self.benchmark)
+
+    def adapter_options(self) -> dict:
+        """Keyword arguments of ``mmbench_lib.models.load_adapter`` for ``model``."""
+        return {"device": self.device, "dtype": self.dtype, "scorer": self.scorer, "revision": self.revision,
+                "trust_remote_code": self.trust_remote_code, **self.endpoint}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, paths as strings (what the manifest records)."""
+        def plain(v):
+            if isinstance(v, Path):
+                return str(v)
+            if isinstance(v, dict):
+                return {k: plain(x) for k, x in v.items()}
+            if isinstance(v, (list, tuple)):
+                return [plain(x) for x in v]
+            return v
+
+        return {k: plain(v) for k, v in asdict(self).items()}

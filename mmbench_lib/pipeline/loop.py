@@ -1,0 +1,84 @@
+"""The one resumable batch loop of both protocols (answer ranking and generation).
+
+For each batch of items not yet in the ``RunStore``: ``protocol.prepare(item)`` gives a request or
+an already finished row (n/a, a baseline's answer); an item whose media fails gets a failed row.
+``protocol.call(pairs)`` runs the model on the batch's requests; when it raises, the batch is
+bisected down to the failing item, which gets a failed row with the error while the others are
+scored. ``protocol.finish(item, request, result)`` turns a result into a row. Every batch is
+appended and flushed before the next starts, so an interrupted run resumes where it stopped.
+
+A protocol is any object with ``desc`` (progress label), ``item_errors`` (exception types of
+``prepare`` that mark only that item, besides ``MediaError``), ``prepare``, ``call``,
+``finish`` and ``failed(item, error)``.
+"""
+from __future__ import annotations
+
+import logging
+import traceback
+
+from tqdm.auto import tqdm
+
+from mmbench_lib.core.items import Item
+from mmbench_lib.core.media import MediaError
+from mmbench_lib.core.store import RunStore
+
+log = logging.getLogger(__name__)
+
+
+class Failed:
+    """The result of a model call that failed for one item (after bisection)."""
+
+    def __init__(self, error: str):
+        self.error = error
+
+
+def run_loop(items: list[Item], protocol, store: RunStore, batch_size: int = 8, retry_failed: bool = False,
+             progress: bool = True) -> RunStore:
+    """Give every item of ``items`` not yet in ``store`` one row (see module doc); returns ``store``."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if retry_failed:
+        store.drop({r["id"] for r in store.rows() if r.get("status") == "failed"})
+    done = store.done_ids()
+    todo = [it for it in items if it.id not in done]
+    bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=protocol.desc, disable=not progress)
+    for start in range(0, len(todo), batch_size):
+        batch = todo[start:start + batch_size]
+        rows, pairs = {}, []
+        for it in batch:
+            try:
+                got = protocol.prepare(it)
+            except MediaError as e:
+                rows[it.id] = protocol.failed(it, str(e))
+                continue
+            except protocol.item_errors as e:  # noqa: PERF203 - e.g. an unreadable image for OCR: this item only
+                rows[it.id] = protocol.failed(it, f"{type(e).__name__}: {e}")
+                continue
+            if isinstance(got, dict):
+                rows[it.id] = got
+            else:
+                pairs.append((it, got))
+        for (it, req), result in zip(pairs, bisect_call(protocol.call, pairs)):
+            rows[it.id] = protocol.failed(it, result.error) if isinstance(result, Failed) else protocol.finish(it, req, result)
+        store.append([rows[it.id] for it in batch])
+        bar.update(len(batch))
+    bar.close()
+    return store
+
+
+def bisect_call(call, pairs: list) -> list:
+    """``call(pairs)``, one result per pair; when it raises, the halves are retried until the failing
+    item stands alone and gets a ``Failed`` result (KeyboardInterrupt and the like still stop the run)."""
+    if not pairs:
+        return []
+    try:
+        results = list(call(pairs))
+    except Exception:  # noqa: BLE001 - any model error is isolated to its item
+        if len(pairs) == 1:
+            log.warning("item %s failed:\n%s", pairs[0][0].id, traceback.format_exc())
+            return [Failed(f"model call failed: {traceback.format_exc(limit=2).strip().splitlines()[-1]}")]
+        mid = len(pairs) // 2
+        return bisect_call(call, pairs[:mid]) + bisect_call(call, pairs[mid:])
+    if len(results) != len(pairs):
+        raise RuntimeError(f"the model returned {len(results)} results for {len(pairs)} requests")
+    return results
