@@ -9,6 +9,7 @@ import pytest
 from mmbench_lib.analysis import reader
 from mmbench_lib.core.metrics import ENTRY_KEYS, SCHEMA_VERSION, upgrade
 from mmbench_lib.pipeline import generation, runs
+from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.pipeline.shards import merge_runs
 from mmbench_lib.tasks import seed1
 
@@ -17,11 +18,12 @@ from mmbench_lib.tasks import seed1
 def folders(demo, tmp_path_factory):
     root = tmp_path_factory.mktemp("reader")
     args = runs.demo_args("seed", demo)
-    runs.evaluate_ranking("seed", args, "random:3", root / "seed", progress=False)
+    runs.evaluate(RunConfig("seed", root / "seed", data=args, model="random:3", progress=False))
     for k in range(2):
-        runs.evaluate_ranking("seed", args, "random:3", root / "shards", progress=False, shard_index=k, num_shards=2)
-    generation.evaluate_generation("mmmu", demo["mmmu"]["source"], root / "mmmu", model="random", baseline="random",
-                                   progress=False)
+        runs.evaluate(RunConfig("seed", root / "shards", data=args, model="random:3", progress=False,
+                                shard_index=k, num_shards=2))
+    generation.evaluate_generation(RunConfig("mmmu", root / "mmmu", source=demo["mmmu"]["source"], model="random",
+                                             baseline="random", progress=False))
     return {"seed": root / "seed", "shards": root / "shards", "mmmu": root / "mmmu", "root": root}
 
 
