@@ -81,7 +81,9 @@ def test_family_batched_equals_one_at_a_time(spec, demo):
     first = a.generate_ids(reqs, batched=False)
     eos = a.tokenizer.eos_token_id
     extra = {first[0][2], first[min(2, len(first) - 1)][5]} - {eos}
-    a.model.generation_config.eos_token_id = [eos, *sorted(extra)]
+    for m in (a.model, getattr(a.model, "language_model", None)):  # BLIP-2 generates through its LM
+        if getattr(m, "generation_config", None) is not None:
+            m.generation_config.eos_token_id = [eos, *sorted(extra)]
     ref = a.generate_ids(reqs, batched=False)
     a.generator = BatchedGenerator(BatchPolicy())
     got = a.generate_ids(reqs)
@@ -170,6 +172,7 @@ def test_a_family_that_cannot_batch_generates_one_at_a_time_with_its_reason(tiny
 @pytest.mark.parametrize("spec", ["smollm2", "tiny-llava"])
 def test_bf16_batched_generation_runs_and_is_well_formed(spec, demo):
     a = load_adapter(spec, device="cpu", dtype="bfloat16")
+    a.model.to(torch.bfloat16)  # tiny models are built in fp32
     assert a.describe()["dtype"] == "torch.bfloat16"
     reqs = _requests(_items(demo, 4, 2), max_new_tokens=6, images=a.sees_images)
     out = a.generate(reqs)

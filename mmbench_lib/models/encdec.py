@@ -214,7 +214,7 @@ class Blip2EncoderDecoder:
                 for k, v in dict(enc).items()}
 
     def stops(self) -> set[int]:
-        return stop_ids(self.model, self.tokenizer)
+        return stop_ids(self.model.language_model, self.tokenizer)  # generate runs the LM's own generate
 
     def pad_id(self) -> int:
         return self.tokenizer.pad_token_id

@@ -30,6 +30,7 @@ Encoder-decoder BLIP-2 / InstructBLIP (T5) live in ``mmbench_lib.models.encdec``
 from __future__ import annotations
 
 from mmbench_lib.core.requests import IMAGE
+from mmbench_lib.models.batching import stop_ids
 from mmbench_lib.models.hf import ImageTextToText
 
 
@@ -152,6 +153,9 @@ class Blip2Decoder(FamilyImageTextToText):
                           "LM cache inside language_model_outputs, so a cached choice pass is not possible")
     row_drop_unsupported = ("Blip2ForConditionalGeneration.generate needs pixel_values and cannot continue from a "
                             "kept cache, so each batch is one generate call")
+
+    def stops(self) -> set[int]:
+        return stop_ids(self.model.language_model, self.tokenizer)  # its generate runs the LM's own generate
 
     def _family_text(self, prompt, images, chat) -> str:
         self._check_images(images)
