@@ -183,7 +183,7 @@ class BatchedGenerator:
                 if not is_oom(e) or len(part) == 1:
                     raise
                 self.oom_events += 1
-                self.max_rows = max(1, len(part) // 2)
+                self.max_rows = (len(part) + 1) // 2  # halved, rounded up
                 free_memory()
                 continue
             for i, t in zip(part, toks):
