@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from mmbench_lib.core.requests import IMAGE, ChoiceScore, GenerateRequest, Generation, ScoreRequest
+from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, stop_ids
 from mmbench_lib.scoring import choice_scores
 
 
@@ -166,21 +167,57 @@ class Blip2EncoderDecoder:
     def score_choices(self, requests: list[ScoreRequest]) -> list[list[ChoiceScore]]:
         return [self.scorer.score(self.model, self.prepare(r)) for r in requests]
 
-    @torch.inference_mode()
+    #: finished rows stay in their batch: one ``generate`` call per batch
+    row_drop_unsupported = "encoder-decoder: each batch is one generate call (finished rows are not dropped)"
+
     def generate(self, requests: list[GenerateRequest]) -> list[Generation]:
+        """Greedy responses in input order, batched (right-padded encoder inputs, masked)."""
+        return [self.finish(r, t) for r, t in zip(requests, self.generate_ids(requests))]
+
+    def generate_ids(self, requests: list[GenerateRequest], batched: bool = True) -> list[list[int]]:
+        if not batched or len(requests) < 2:
+            return self.generate_ids_one_at_a_time(requests)
+        if getattr(self, "generator", None) is None:
+            self.generator = BatchedGenerator(BatchPolicy())
+        return self.generator.run(self, requests)
+
+    def generate_one_at_a_time(self, requests: list[GenerateRequest]) -> list[Generation]:
+        return [self.finish(r, t) for r, t in zip(requests, self.generate_ids_one_at_a_time(requests))]
+
+    @torch.inference_mode()
+    def generate_ids_one_at_a_time(self, requests: list[GenerateRequest]) -> list[list[int]]:
         out = []
-        eos = self.tokenizer.eos_token_id
         for r in requests:
             inputs = self.prefix_inputs(r.prompt, r.images)
             gen = self.model.generate(**inputs, max_new_tokens=r.max_new_tokens, do_sample=False)
-            new = gen[0, 1:].tolist()  # drop the decoder start token
-            ended = eos in new
-            if ended:
-                new = new[: new.index(eos) + 1]
-            text = self.tokenizer.decode(new, skip_special_tokens=True)
-            out.append(Generation(text=text.strip(), num_tokens=len(new),
-                                  hit_limit=len(new) >= r.max_new_tokens and not ended))
+            out.append(gen[0, 1:].tolist())  # drop the decoder start token
         return out
+
+    def finish(self, r: GenerateRequest, new: list[int]) -> Generation:
+        eos = self.tokenizer.eos_token_id
+        ended = eos in new
+        if ended:
+            new = new[: new.index(eos) + 1]
+        text = self.tokenizer.decode(new, skip_special_tokens=True)
+        return Generation(text=text.strip(), num_tokens=len(new), hit_limit=len(new) >= r.max_new_tokens and not ended)
+
+    def render(self, r: GenerateRequest):
+        images = list(r.images)
+        if len(images) != 1:
+            raise ValueError(f"{self.family} (encoder-decoder) takes exactly 1 image per prompt, got {len(images)}")
+        return r.prompt.replace(IMAGE, ""), images, None
+
+    def encode_batch(self, texts, images, key=None) -> dict:
+        enc = self.processor(images=[row[0] for row in images], text=texts, return_tensors="pt", padding=True)
+        dtype = next(self.model.parameters()).dtype
+        return {k: (v.to(self.device).to(dtype) if v.is_floating_point() else v.to(self.device))
+                for k, v in dict(enc).items()}
+
+    def stops(self) -> set[int]:
+        return stop_ids(self.model.language_model, self.tokenizer)  # generate runs the LM's own generate
+
+    def pad_id(self) -> int:
+        return self.tokenizer.pad_token_id
 
     def describe(self) -> dict:
         return {
@@ -188,5 +225,8 @@ class Blip2EncoderDecoder:
             "append_eos": self.append_eos, "dtype": str(next(self.model.parameters()).dtype),
             "device": str(self.device),
             "image_placement": "one image, its query tokens first; image markers in the prompt are removed",
+            "generation": {"mode": "batched", **(self.generator.policy if getattr(self, "generator", None)
+                                                 else BatchPolicy()).describe(),
+                           "chunk": 0, "chunk_note": self.row_drop_unsupported},
             **self.info,
         }

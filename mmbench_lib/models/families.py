@@ -30,6 +30,7 @@ Encoder-decoder BLIP-2 / InstructBLIP (T5) live in ``mmbench_lib.models.encdec``
 from __future__ import annotations
 
 from mmbench_lib.core.requests import IMAGE
+from mmbench_lib.models.batching import stop_ids
 from mmbench_lib.models.hf import ImageTextToText
 
 
@@ -43,6 +44,7 @@ class FamilyImageTextToText(ImageTextToText):
     drop_inputs: tuple[str, ...] = ()  # processor outputs the model must not get (e.g. labels)
     #: why the shared-prefix engine cannot run this family (None: it can); the reference scorer is then used
     engine_unsupported: str | None = None
+    nested_images = False  # the processor takes a batch's images as one list per text
 
     def __init__(self, model, processor, name, scorer="reference", **kw):
         self.requested_scorer = scorer
@@ -61,27 +63,44 @@ class FamilyImageTextToText(ImageTextToText):
         sep = "\n" if n_images == 1 and self.image_text is None else ""
         return "".join(c["text"] if c["type"] == "text" else token + sep for c in content)
 
-    def prefix_inputs(self, prompt, images, chat, generation=False):
-        images = list(images)
+    def _family_text(self, prompt, images, chat) -> str:
         self._check_images(images)
         if not self.interleave:
             prompt = prompt.replace(IMAGE, "")
         content = self._segments(prompt, images)
         if chat and getattr(self.processor, "chat_template", None):
-            text = self.processor.apply_chat_template(
+            return self.processor.apply_chat_template(
                 [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
             )
-        else:
-            text = self._plain_text(content, len(images))
-        return self._encode(text, images)
+        return self._plain_text(content, len(images))
+
+    def prefix_inputs(self, prompt, images, chat, generation=False):
+        images = list(images)
+        return self._encode(self._family_text(prompt, images, chat), images)
+
+    def render(self, r):
+        images = list(r.images)
+        return self._family_text(r.prompt, images, r.chat), images, None
 
     def _encode(self, text, images) -> dict:
+        return self._process(text=text, images=images or None, n_images=len(images))
+
+    def encode_batch(self, texts, images, key=None):
+        """One processor call for the batch: left padding, each row's images (nested per row where the
+        processor wants that)."""
+        batch_images = [list(row) for row in images] if self.nested_images else [im for row in images for im in row]
+        if not any(images):
+            batch_images = None
+        return self._process(text=texts, images=batch_images, n_images=sum(len(row) for row in images),
+                             padding=True, padding_side="left")
+
+    def _process(self, n_images, **kw) -> dict:
         try:
-            enc = self.processor(text=text, images=images or None, return_tensors="pt")
+            enc = self.processor(return_tensors="pt", **kw)
         except Exception as e:  # noqa: BLE001 - re-raised with the cause named
             raise ValueError(
                 f"{self.family} processor ({type(self.processor).__name__}) rejected a prompt with "
-                f"{len(images)} image(s): {type(e).__name__}: {e}"
+                f"{n_images} image(s): {type(e).__name__}: {e}"
             ) from e
         enc = {k: v for k, v in dict(enc).items() if k not in self.drop_inputs}
         return self._to_device(enc)
@@ -101,6 +120,13 @@ class Qwen2VL(FamilyImageTextToText):
     family = "qwen2-vl"
     image_text = "<|vision_start|><|image_pad|><|vision_end|>"
 
+    def drop_rows(self, index) -> None:
+        """Batched generation: keep the M-RoPE ``rope_deltas`` (one per row, from the prefill) of the rows left."""
+        inner = getattr(self.model, "model", None)
+        deltas = getattr(inner, "rope_deltas", None)
+        if deltas is not None and deltas.shape[0] > 1:
+            inner.rope_deltas = deltas.index_select(0, index.to(deltas.device))
+
 
 class PaliGemma(FamilyImageTextToText):
     """PaliGemma: prefix-LM ``token_type_ids`` (choices are suffix: 1), images first, no chat."""
@@ -109,11 +135,9 @@ class PaliGemma(FamilyImageTextToText):
     interleave = False
     drop_inputs = ("labels",)  # the processor returns all -100 labels for the prefix
 
-    def prefix_inputs(self, prompt, images, chat, generation=False):
-        images = list(images)
+    def _family_text(self, prompt, images, chat) -> str:
         self._check_images(images)
-        text = self.processor.image_token * len(images) + prompt.replace(IMAGE, "")
-        return self._encode(text, images)  # the processor adds BOS and the "\n" that ends the prefix
+        return self.processor.image_token * len(images) + prompt.replace(IMAGE, "")  # the processor adds BOS and "\n"
 
     def extend_rules(self) -> dict:
         return {"attention_mask": 1, "token_type_ids": 1}
@@ -127,11 +151,15 @@ class Blip2Decoder(FamilyImageTextToText):
     max_images = 1
     engine_unsupported = ("Blip2ForConditionalGeneration.forward needs pixel_values on every call and keeps the "
                           "LM cache inside language_model_outputs, so a cached choice pass is not possible")
+    row_drop_unsupported = ("Blip2ForConditionalGeneration.generate needs pixel_values and cannot continue from a "
+                            "kept cache, so each batch is one generate call")
 
-    def prefix_inputs(self, prompt, images, chat, generation=False):
-        images = list(images)
+    def stops(self) -> set[int]:
+        return stop_ids(self.model.language_model, self.tokenizer)  # its generate runs the LM's own generate
+
+    def _family_text(self, prompt, images, chat) -> str:
         self._check_images(images)
-        return self._encode(prompt.replace(IMAGE, ""), images)
+        return prompt.replace(IMAGE, "")
 
 
 def family_of(model) -> str:

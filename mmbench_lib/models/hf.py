@@ -2,13 +2,17 @@
 
 Both are decoder-only: ``prepare`` builds the prefix inputs with the family's processor and
 chat template, the configured scorer (``mmbench_lib.scoring.reference``) does the likelihood arithmetic.
+``generate`` batches requests (``mmbench_lib.models.batching``: left padding, the processor's own
+image batching, finished rows dropped between decode chunks) unless the family sets
+``batch_unsupported`` (then one ``generate`` call per request, the reason in ``describe()``).
 """
 from __future__ import annotations
 
 import torch
 
-from mmbench_lib.scoring import Prepared, get_scorer
 from mmbench_lib.core.requests import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, interleave
+from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, stop_ids
+from mmbench_lib.scoring import Prepared, get_scorer
 
 
 def pick_device(device: str = "auto") -> str:
@@ -67,28 +71,79 @@ class DecoderOnlyAdapter:
             return self.scorer.score_many(self.model, [self.prepare(r) for r in requests])
         return [self.scorer.score(self.model, self.prepare(r)) for r in requests]
 
-    @torch.inference_mode()
+    #: why batched generation cannot reproduce one-at-a-time outputs for this family (None: it can)
+    batch_unsupported: str | None = None
+    #: why finished rows cannot leave a batch between decode chunks (None: they can); one generate call per batch
+    row_drop_unsupported: str | None = None
+
     def generate(self, requests: list[GenerateRequest]) -> list[Generation]:
+        """Greedy responses in input order: batched, or one at a time where the family cannot batch."""
+        return [self.finish(r, t) for r, t in zip(requests, self.generate_ids(requests))]
+
+    def generate_ids(self, requests: list[GenerateRequest], batched: bool = True) -> list[list[int]]:
+        """The new token ids of each request (what ``generate`` decodes)."""
+        if not batched or self.batch_unsupported or len(requests) < 2:
+            return self.generate_ids_one_at_a_time(requests)
+        return self.generator.run(self, requests)
+
+    @property
+    def generator(self) -> BatchedGenerator:
+        if getattr(self, "_generator", None) is None:
+            self._generator = BatchedGenerator(BatchPolicy())
+        return self._generator
+
+    @generator.setter
+    def generator(self, value: BatchedGenerator) -> None:
+        self._generator = value
+
+    def pad_id(self) -> int:
+        pad = self.tokenizer.pad_token_id
+        return pad if pad is not None else self.tokenizer.eos_token_id
+
+    def stops(self) -> set[int]:
+        return stop_ids(self.model, self.tokenizer)
+
+    def finish(self, r: GenerateRequest, new: list[int]) -> Generation:
+        """A response from its new tokens."""
+        ended = bool(new) and new[-1] == self.tokenizer.eos_token_id
+        text = self.tokenizer.decode(new, skip_special_tokens=True)
+        return Generation(text=text.strip(), num_tokens=len(new), hit_limit=len(new) >= r.max_new_tokens and not ended)
+
+    def generate_one_at_a_time(self, requests: list[GenerateRequest]) -> list[Generation]:
+        return [self.finish(r, t) for r, t in zip(requests, self.generate_ids_one_at_a_time(requests))]
+
+    @torch.inference_mode()
+    def generate_ids_one_at_a_time(self, requests: list[GenerateRequest]) -> list[list[int]]:
+        """The reference: one ``model.generate`` call per request, no padding."""
         out = []
-        eos = self.tokenizer.eos_token_id
         for r in requests:
             inputs = self.prefix_inputs(r.prompt, r.images, r.chat, generation=True)
-            gen = self.model.generate(
-                **inputs, max_new_tokens=r.max_new_tokens, do_sample=False,
-                pad_token_id=self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos,
-            )
-            new = gen[0, inputs["input_ids"].shape[1]:].tolist()
-            ended = bool(new) and new[-1] == eos
-            text = self.tokenizer.decode(new, skip_special_tokens=True)
-            out.append(Generation(text=text.strip(), num_tokens=len(new), hit_limit=len(new) >= r.max_new_tokens and not ended))
+            gen = self.model.generate(**inputs, max_new_tokens=r.max_new_tokens, do_sample=False, pad_token_id=self.pad_id())
+            out.append(gen[0, inputs["input_ids"].shape[1]:].tolist())
         return out
+
+    # -- batched generation: each family renders one request's text and encodes a batch of them
+    def render(self, r: GenerateRequest) -> tuple[str, list, object]:
+        """``(text, images, key)``: requests batch together only with equal keys."""
+        raise NotImplementedError
+
+    def encode_batch(self, texts: list[str], images: list[list], key=None) -> dict:
+        raise NotImplementedError
 
     def describe(self) -> dict:
         return {
             "adapter": type(self).__name__, "name": self.name, "scorer": self.scorer.name,
             "append_eos": self.append_eos, "dtype": str(next(self.model.parameters()).dtype),
-            "device": str(self.device), **self.info,
+            "device": str(self.device), "generation": self.generation_mode(), **self.info,
         }
+
+    def generation_mode(self) -> dict:
+        if self.batch_unsupported:
+            return {"mode": "one request at a time", "reason": self.batch_unsupported}
+        d = {"mode": "batched", **self.generator.policy.describe()}
+        if self.row_drop_unsupported:
+            d.update(chunk=0, chunk_note=self.row_drop_unsupported)
+        return d
 
     def _to_device(self, batch) -> dict:
         out = {}
@@ -105,15 +160,26 @@ class HFCausalLM(DecoderOnlyAdapter):
     """Any transformers causal LM. It sees only the text: image markers are dropped, which is
     the papers' blind "LLM" baseline row (SEED Table 3, MMMU Table 2 "Text-only LLMs")."""
 
-    def prefix_inputs(self, prompt, images, chat, generation=False):
+    def _text(self, prompt, chat) -> tuple[str, bool]:
+        """The model's text and whether the tokenizer adds its special tokens."""
         text = prompt.replace(IMAGE, "")
         if chat and self.tokenizer.chat_template:
             text = self.tokenizer.apply_chat_template(
                 [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
             )
-            enc = self.tokenizer(text, add_special_tokens=False, return_tensors="pt")
-        else:
-            enc = self.tokenizer(text, return_tensors="pt")
+            return text, False
+        return text, True
+
+    def prefix_inputs(self, prompt, images, chat, generation=False):
+        text, special = self._text(prompt, chat)
+        return self._to_device(self.tokenizer(text, add_special_tokens=special, return_tensors="pt"))
+
+    def render(self, r):
+        text, special = self._text(r.prompt, r.chat)
+        return text, [], special
+
+    def encode_batch(self, texts, images, key=True):
+        enc = self.tokenizer(texts, add_special_tokens=key, return_tensors="pt", padding=True, padding_side="left")
         return self._to_device(enc)
 
 
@@ -134,16 +200,27 @@ class ImageTextToText(DecoderOnlyAdapter):
         """Chat-template content parts: ``{"type": "image"}`` where each image goes."""
         return [{"type": "image"} if kind == "image" else {"type": "text", "text": v} for kind, v in interleave(prompt, images)]
 
-    def prefix_inputs(self, prompt, images, chat, generation=False):
+    def _text(self, prompt, images, chat) -> str:
         content = self._segments(prompt, images)
         if chat:
-            text = self.processor.apply_chat_template(
+            return self.processor.apply_chat_template(
                 [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
             )
-        else:
-            token = self.processor.image_token
-            text = "".join(c["text"] if c["type"] == "text" else token + ("\n" if len(images) == 1 else "") for c in content)
+        token = self.processor.image_token
+        return "".join(c["text"] if c["type"] == "text" else token + ("\n" if len(images) == 1 else "") for c in content)
+
+    def prefix_inputs(self, prompt, images, chat, generation=False):
+        text = self._text(prompt, images, chat)
         enc = self.processor(text=text, images=list(images) or None, return_tensors="pt")
+        return self._to_device(enc)
+
+    def render(self, r):
+        return self._text(r.prompt, r.images, r.chat), list(r.images), None
+
+    def encode_batch(self, texts, images, key=None):
+        """One processor call for the batch: left-padded text, the images of each row in order."""
+        flat = [im for row in images for im in row]
+        enc = self.processor(text=texts, images=flat or None, return_tensors="pt", padding=True, padding_side="left")
         return self._to_device(enc)
 
     def extend_rules(self) -> dict:
