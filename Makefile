@@ -39,6 +39,6 @@ clean-outputs:
 # PNGs copied to $(PAPER_DEST) with a gallery (add your runs: -p runs '["outputs/<run>/..."]' on the notebooks)
 PAPER_DEST ?= docs/figures
 paper: setup
-	$(VENV)/bin/mmbench run notebooks/40_seed_figures.ipynb --run-id paper_seed
-	$(VENV)/bin/mmbench run notebooks/41_mmmu_cmmmu_figures.ipynb --run-id paper_mmmu
+	$(VENV)/bin/mmbench run notebooks/40_paper_figures.ipynb --run-id paper_seed -p papers seed
+	$(VENV)/bin/mmbench run notebooks/40_paper_figures.ipynb --run-id paper_mmmu -p papers mmmu
 	$(PY) -m mmbench_lib.paper gallery paper_seed paper_mmmu --dest $(PAPER_DEST)

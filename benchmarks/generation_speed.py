@@ -6,7 +6,7 @@ count, each after a warm-up, best of ``--repeats``:
 
 - ``text_smollm2``: the MMMU demo validation questions, prompts by the official prompt function
   (``build_prompt``), chat template, ``max_new_tokens`` 16 as the MMMU notebook and
-  ``params/20_mmmu/demo_*.yaml``; the real SmolLM2-135M-Instruct, CPU, fp32;
+  ``params/20_generation/mmmu_demo_*.yaml``; the real SmolLM2-135M-Instruct, CPU, fp32;
 - ``vlm_tiny_llava_336``: the same questions with their images on a random-weight LLaVA (CLIP
   336 px / patch 14: 576 image tokens per image).
 
@@ -41,7 +41,7 @@ from mmbench_lib.core.requests import GenerateRequest  # noqa: E402
 from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy  # noqa: E402
 from mmbench_lib.tasks import mmmu_parser as mparse  # noqa: E402
 
-MAX_NEW_TOKENS = 16  # notebooks/20_mmmu.ipynb parameters and params/20_mmmu/demo_*.yaml
+MAX_NEW_TOKENS = 16  # notebooks/20_generation.ipynb parameters and params/20_generation/mmmu_demo_*.yaml
 
 
 def log(msg: str) -> None:

@@ -30,11 +30,11 @@ def _check_run(run, notebook, labels):
 
 
 def test_mmmu_notebook_runs_the_four_baselines(demo_dir, outputs):
-    rc = main(["run", str(ROOT / "notebooks/20_mmmu.ipynb"), "-f", str(ROOT / "params/20_mmmu/demo_baselines.yaml"),
+    rc = main(["run", str(ROOT / "notebooks/20_generation.ipynb"), "-f", str(ROOT / "params/20_generation/mmmu_demo_baselines.yaml"),
                "-p", "data_dir", str(demo_dir), "-p", "max_new_tokens", "4", "-p", "limit", "6", "--run-id", "m"])
     assert rc == 0
     labels = ["random", "frequent", "smollm2"] + (["smollm2+ocr"] if _has_tesseract("eng") else [])
-    _check_run(outputs / "m", "20_mmmu.ipynb", labels)
+    _check_run(outputs / "m", "20_generation.ipynb", labels)
     metrics = {lb: json.loads((outputs / "m" / lb / "metrics.json").read_text()) for lb in labels}
     assert all(m["overall"]["n"] == 6 for m in metrics.values())  # limit 6: Art 1-3, Accounting 1-3
     # frequent answers come from the whole validation split: Art C/Robot, Accounting C/"6" -> Art_1,3, Acc_1,2 right
@@ -44,10 +44,10 @@ def test_mmmu_notebook_runs_the_four_baselines(demo_dir, outputs):
 
 
 def test_cmmmu_notebook_runs_the_four_baselines(demo_dir, outputs):
-    rc = main(["run", str(ROOT / "notebooks/21_cmmmu.ipynb"), "-f", str(ROOT / "params/21_cmmmu/demo_baselines.yaml"),
+    rc = main(["run", str(ROOT / "notebooks/20_generation.ipynb"), "-f", str(ROOT / "params/20_generation/cmmmu_demo_baselines.yaml"),
                "-p", "data_dir", str(demo_dir), "-p", "max_new_tokens", "4", "-p", "limit", "6", "--run-id", "c"])
     assert rc == 0
     labels = ["random", "frequent", "smollm2"] + (["smollm2+ocr"] if _has_tesseract("chi_sim") else [])
-    _check_run(outputs / "c", "21_cmmmu.ipynb", labels)
+    _check_run(outputs / "c", "20_generation.ipynb", labels)
     m = json.loads((outputs / "c" / "smollm2" / "metrics.json").read_text())
     assert m["overall"]["n"] == 6 and set(m["per_question_type"]) == {"multiple-choice", "true-false", "fill-in-the-blank"}

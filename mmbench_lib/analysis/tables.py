@@ -95,3 +95,20 @@ def responses_table(out_dir, labels) -> "pd.DataFrame":
         frames.append(df)
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return df[[c for c in RESPONSE_COLUMNS if c in df]]
+
+
+#: the breakdowns of MMMU / CMMMU generation metrics, in the order the papers' tables give them
+BREAKDOWNS = ("per_discipline", "per_subject", "per_difficulty", "per_image_type", "per_question_type")
+
+
+def generation_tables(results: dict[str, dict], out_dir) -> dict:
+    """The summary and every breakdown of several generation runs side by side (percent), each saved
+    as ``tables/<name>.csv`` and ``.md`` under ``out_dir``; keys ``summary``, ``discipline``, ...
+    (breakdowns only over runs that were scored, i.e. not a test-split submission)."""
+    out = {"summary": summary_table(results)}
+    scored = {k: m for k, m in results.items() if m.get("scored")}
+    for key in BREAKDOWNS if scored else ():
+        out[key.removeprefix("per_")] = breakdown_table(scored, key)
+    for name, df in out.items():
+        save_table(df, out_dir, name)
+    return out

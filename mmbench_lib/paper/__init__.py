@@ -752,6 +752,15 @@ def render_mmmu(out_dir, runs=None) -> dict[str, list[Path]]:
     return out
 
 
+def render(papers: str, out_dir, runs=None) -> dict[str, list[Path]]:
+    """``papers = "seed"`` (SEED-Bench v1 + SEED-Bench-2) or ``"mmmu"`` (MMMU + CMMMU): every table and
+    figure of those papers with ``runs`` as our rows, written under ``out_dir``."""
+    renderers = {"seed": render_seed, "mmmu": render_mmmu}
+    if papers not in renderers:
+        raise ValueError(f"papers must be one of {sorted(renderers)}, got {papers!r}")
+    return renderers[papers](out_dir, runs)
+
+
 def gallery(run_folders: Sequence, dest="docs/figures") -> Path:
     """Copy the PNG figures of ``run_folders`` into ``dest`` and write ``dest/README.md``, one
     markdown image link per figure."""
@@ -759,7 +768,7 @@ def gallery(run_folders: Sequence, dest="docs/figures") -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     lines = ["# Figures", "",
              "The papers' figures rebuilt from the transcribed published results (`mmbench_lib/published/`) by",
-             "`make paper` (notebooks `40_seed_figures.ipynb`, `41_mmmu_cmmmu_figures.ipynb`). Red rows and bars are",
+             "`make paper` (notebook `40_paper_figures.ipynb`, `papers` seed and mmmu). Red rows and bars are",
              "our runs (here the demo-set runs the notebooks add by default), with 95% clustered bootstrap intervals",
              "on their accuracies and ranks; published rows carry no item-level data, so they have none.", ""]
     for folder in run_folders:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from mmbench_lib import tasks as benchmarks
@@ -16,7 +17,8 @@ from mmbench_lib.tasks.recipes import get_recipe
 from mmbench_lib.core.paths import run_folder
 from mmbench_lib.core.store import RunStore
 from mmbench_lib.pipeline.config import RunConfig
-from mmbench_lib.pipeline.generation import evaluate_generation
+from mmbench_lib.pipeline.generation import evaluate_generation, label_for
+from mmbench_lib.pipeline.ocr import OCRUnavailable
 from mmbench_lib.pipeline.shards import select
 
 
@@ -173,3 +175,26 @@ PATH_ARGS = {"image_root", "video_roots", "frames_root", "cc3m_dir", "seed_bench
 
 __all__ = ["RunConfig", "evaluate", "evaluate_ranking", "evaluate_generation", "metrics_from_store", "run_dir",
            "make_run_id", "load_items", "demo_args", "loader_args", "NOTEBOOK_PARAMETERS", "per_dimension"]
+
+
+#: the baselines MMMU §4.1 and CMMMU §4.1 report, in table order: Random Choice, Frequent Choice,
+#: the text-only LLM (``none``: the model answers the text) and the LLM with OCR text of the images
+PAPER_BASELINES = ("random", "frequent", "none", "ocr")
+
+
+def evaluate_baselines(config: RunConfig, baselines=PAPER_BASELINES) -> dict[str, dict]:
+    """``config`` once per baseline, each in ``config.out_dir/<label>`` (``random``, ``frequent``, the
+    model's name, ``<model>+ocr``), the model loaded once and shared; a baseline whose OCR engine is
+    not installed is skipped with the reason printed. Returns the metrics by label."""
+    needs_model = [b for b in baselines if b in ("none", "ocr")]
+    llm = load_adapter(config.model, **config.adapter_options()) if needs_model else None
+    results = {}
+    for b in baselines:
+        label = label_for(config.model, b)
+        one = replace(config, out_dir=Path(config.out_dir) / label, baseline=b,
+                      parameters={**config.parameters, "baseline": b})
+        try:
+            results[label] = evaluate(one, llm if b in needs_model else None)
+        except OCRUnavailable as e:
+            print(f"skipped {label}: {e}")
+    return results
