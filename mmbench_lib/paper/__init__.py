@@ -28,6 +28,7 @@ import matplotlib
 
 matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt  # noqa: E402
+import seaborn as sns  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -335,37 +336,36 @@ def rank_heatmap(df: pd.DataFrame, value_cols: Sequence[str], *, col_labels: Seq
     n_per_col = np.nanmax(np.where(np.isnan(ranks), -np.inf, ranks), axis=0)
     n_per_col = np.where(np.isfinite(n_per_col) & (n_per_col > 1), n_per_col, 2)
     shade = 1.0 - (ranks - 1) / (n_per_col - 1)  # rank 1 -> 1 (darkest)
-    cmap = plt.get_cmap("Blues").with_extremes(bad="#d9d9d9")
     nrow, ncol = ranks.shape
     tall = 1.35 if intervals is not None else 1.0
     fig, ax = plt.subplots(figsize=(max(4.5, 0.75 * ncol + 3.2), 0.32 * tall * nrow + 1.8))
-    ax.imshow(np.ma.masked_invalid(0.1 + 0.85 * shade), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    ax.set_facecolor("#d9d9d9")  # cells without a rank (not evaluated / not available) stay grey
+    sns.heatmap(pd.DataFrame(0.1 + 0.85 * shade), cmap="Blues", vmin=0, vmax=1, cbar=False, linewidths=1,
+                linecolor="white", xticklabels=False, yticklabels=False, ax=ax)
     for i in range(nrow):
         for j in range(ncol):
             r = ranks[i, j]
             interval = intervals.iloc[i][value_cols[j]] if intervals is not None else ""
+            x, y = j + 0.5, i + 0.5  # seaborn puts cell (i, j) on [j, j+1] x [i, i+1]
             if not np.isnan(r):
                 color = "white" if shade[i, j] > 0.55 else "black"
                 if interval:
-                    ax.text(j, i - 0.17, str(int(r)), ha="center", va="center", fontsize=7, color=color)
-                    ax.text(j, i + 0.24, f"[{interval}]", ha="center", va="center", fontsize=5, color=color)
+                    ax.text(x, y - 0.17, str(int(r)), ha="center", va="center", fontsize=7, color=color)
+                    ax.text(x, y + 0.24, f"[{interval}]", ha="center", va="center", fontsize=5, color=color)
                 else:
-                    ax.text(j, i, str(int(r)), ha="center", va="center", fontsize=7, color=color)
+                    ax.text(x, y, str(int(r)), ha="center", va="center", fontsize=7, color=color)
             elif cell_text is not None:
                 t = cell_text.iloc[i][value_cols[j]]
                 if t:
-                    ax.text(j, i, t, ha="center", va="center", fontsize=6, color="#555555")
-    ax.set_xticks(range(ncol), list(col_labels or value_cols), rotation=45, ha="right", fontsize=8)
+                    ax.text(x, y, t, ha="center", va="center", fontsize=6, color="#555555")
+    ax.set_xticks(np.arange(ncol) + 0.5, list(col_labels or value_cols), rotation=45, ha="right", fontsize=8)
     ours = (df["source"] == OURS).to_numpy() if "source" in df else np.zeros(nrow, bool)
-    ax.set_yticks(range(nrow), df[model_col].tolist(), fontsize=8)
+    ax.set_yticks(np.arange(nrow) + 0.5, df[model_col].tolist(), fontsize=8, rotation=0)
     for t, o in zip(ax.get_yticklabels(), ours):
         if o:
             t.set_color(OURS_COLOR)
             t.set_fontweight("bold")
-    ax.set_xticks(np.arange(-0.5, ncol), minor=True)
-    ax.set_yticks(np.arange(-0.5, nrow), minor=True)
-    ax.grid(which="minor", color="white", lw=1)
-    ax.tick_params(which="minor", length=0)
+    ax.tick_params(length=0)
     ax.set_title(title, fontsize=10)
     foot = "darker = higher rank; grey = not evaluated / not available"
     if ours.any():
