@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 from mmbench_lib import tasks
 from mmbench_lib.core import manifest
