@@ -27,7 +27,7 @@ demo: setup
 	$(VENV)/bin/mmbench run notebooks/00_quickstart.ipynb -f params/00_quickstart/demo.yaml
 
 test: setup
-	MMBENCH_OUTPUTS=$(CURDIR)/build/test-outputs $(PY) -m pytest -q -p no:cacheprovider --nbval-lax --nbval-current-env --nbval-cell-timeout=900 tests notebooks
+	MMBENCH_OUTPUTS=$(CURDIR)/build/test-outputs $(PY) -m pytest -q -rs -p no:cacheprovider --nbval-lax --nbval-current-env --nbval-cell-timeout=900 tests notebooks
 
 lab: setup
 	$(VENV)/bin/jupyter lab notebooks/
