@@ -6,6 +6,7 @@ benchmark's name. Benchmark-specific knowledge stays in ``mmbench_lib.tasks.*``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -91,3 +92,13 @@ class DataError(ValueError):
             where += f", field {field!r}"
         super().__init__(f"{where}: {message}")
         self.path, self.item_id, self.field = str(path), item_id, field
+
+
+def read_utf8(path) -> str:
+    """The file's text; not UTF-8 raises ``DataError`` naming the file and line."""
+    raw = Path(path).read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise DataError(str(path), f"line {line}: not UTF-8 (byte 0x{raw[e.start]:02x})") from None

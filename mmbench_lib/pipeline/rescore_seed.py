@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from mmbench_lib import tasks as benchmarks
-from mmbench_lib.core.items import DataError
+from mmbench_lib.core.items import DataError, read_utf8
 from mmbench_lib.core.metrics import summarize
 
 
@@ -21,7 +21,7 @@ def read_results(path) -> tuple[dict[str, dict], dict]:
     if not path.is_file():
         raise DataError(str(path), "results file not found")
     records, dup_ids, conflicting = {}, [], []
-    text = _read_utf8(path).strip()
+    text = read_utf8(path).strip()
     if text.startswith("["):
         try:
             lines = [json.dumps(x) for x in json.loads(re.sub(r",\s*]\s*$", "]", text))]
@@ -57,7 +57,7 @@ def _read_questions(qpath: Path) -> dict[str, tuple[int, str]]:
     if not qpath.is_file():
         raise DataError(str(qpath), "questions file not found")
     try:
-        data = json.loads(_read_utf8(qpath))
+        data = json.loads(read_utf8(qpath))
     except json.JSONDecodeError as e:
         raise DataError(str(qpath), f"not valid JSON ({e.msg} at line {e.lineno})") from None
     questions = data.get("questions") if isinstance(data, dict) else None
@@ -116,11 +116,3 @@ def score_predictions(benchmark: str, predictions, questions=None) -> dict:
     return summary
 
 
-def _read_utf8(path: Path) -> str:
-    """The file's text; not UTF-8 raises ``DataError`` naming the file and line."""
-    raw = Path(path).read_bytes()
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        raise DataError(str(path), f"line {line}: not UTF-8 (byte 0x{raw[e.start]:02x})") from None

@@ -22,7 +22,7 @@ import warnings
 from collections import OrderedDict
 from pathlib import Path
 
-from mmbench_lib.core.items import DataError
+from mmbench_lib.core.items import DataError, read_utf8
 from mmbench_lib.tasks import cmmmu_parser as cparse
 from mmbench_lib.tasks import mmmu_parser as mparse
 from mmbench_lib.core.metrics import entry
@@ -57,19 +57,9 @@ def _tally(rows: list[dict], key: str) -> dict:
 
 # ---------------------------------------------------------------------------------------------- MMMU
 
-def _read_utf8(path: Path) -> str:
-    """The file's text; not UTF-8 raises ``DataError`` naming the file and line."""
-    raw = Path(path).read_bytes()
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        raise DataError(str(path), f"line {line}: not UTF-8 (byte 0x{raw[e.start]:02x})") from None
-
-
 def _read_output_json(path: Path) -> list[dict]:
     try:
-        data = json.loads(_read_utf8(path))
+        data = json.loads(read_utf8(path))
     except json.JSONDecodeError as e:
         raise DataError(str(path), f"not valid JSON ({e.msg} at line {e.lineno})") from None
     if not isinstance(data, list):
@@ -204,7 +194,7 @@ def _jsonl_files(source) -> list[Path]:
 def _jsonl_rows(source):
     """``(file, line_no, row)`` for every non-empty line of a JSONL file or folder of them."""
     for f in _jsonl_files(source):
-        with io.StringIO(_read_utf8(f), newline=None) as fh:  # the line splitting of open(f)
+        with io.StringIO(read_utf8(f), newline=None) as fh:  # the line splitting of open(f)
             for n, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
