@@ -319,3 +319,17 @@ def test_broken_image_fails_the_blind_model_too(demo, tmp_path):
                                            progress=False).rows()}
     assert rows[items[0].id]["status"] == "failed" and "unreadable image" in rows[items[0].id]["error"]
     assert all(rows[it.id]["status"] == "ok" for it in items[1:])
+
+
+def test_executed_notebook_is_published_only_as_whole_json(tmp_path):
+    """A full disk or a killed kernel leaves a torn partial notebook: it never replaces the run's notebook."""
+    from mmbench_lib.runner import _publish_notebook
+
+    final, partial = tmp_path / "10_seed_bench.ipynb", tmp_path / ".10_seed_bench.partial.ipynb"
+    final.write_text('{"cells": [], "note": "the last whole notebook"}', encoding="utf-8")
+    partial.write_text('{"cells": [{"cell_type": "code", "sour', encoding="utf-8")  # cut off mid-write
+    _publish_notebook(partial, final)
+    assert json.loads(final.read_text(encoding="utf-8"))["note"] == "the last whole notebook" and partial.exists()
+    partial.write_text('{"cells": [], "note": "finished"}', encoding="utf-8")
+    _publish_notebook(partial, final)
+    assert json.loads(final.read_text(encoding="utf-8"))["note"] == "finished" and not partial.exists()
