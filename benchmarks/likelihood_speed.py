@@ -103,13 +103,10 @@ SMOLLM2_LLAVA_VISION = {"hidden_size": 256, "intermediate_size": 1024, "num_hidd
 def smollm2_llava(image_size: int = 336, patch_size: int = 14, seed: int = 0):
     """A LlavaForConditionalGeneration with the real SmolLM2-135M-Instruct as language model and a
     random-weight CLIP tower (``SMOLLM2_LLAVA_VISION``) and projector; (model, processor)."""
-    from transformers import (
-        AutoModelForCausalLM, CLIPImageProcessor, CLIPVisionConfig, LlavaConfig, LlavaForConditionalGeneration,
-        LlavaProcessor,
-    )
+    from transformers import AutoModelForCausalLM, CLIPVisionConfig, LlavaConfig, LlavaForConditionalGeneration
 
     from mmbench_lib.models.embedded import converted_dir
-    from mmbench_lib.models.tiny import LLAVA_CHAT_TEMPLATE, tiny_tokenizer
+    from mmbench_lib.models.tiny import llava_processor, tiny_tokenizer
 
     tok = tiny_tokenizer()  # SmolLM2's tokenizer + <image>
     torch.manual_seed(seed)
@@ -125,15 +122,7 @@ def smollm2_llava(image_size: int = 336, patch_size: int = 14, seed: int = 0):
     model.model.language_model.load_state_dict(lm.model.state_dict())
     with torch.no_grad():
         model.lm_head.weight.copy_(lm.lm_head.weight)
-    image_processor = CLIPImageProcessor(
-        size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size},
-    )
-    processor = LlavaProcessor(
-        image_processor=image_processor, tokenizer=tok, patch_size=patch_size,
-        vision_feature_select_strategy="default", chat_template=LLAVA_CHAT_TEMPLATE,
-        image_token="<image>", num_additional_image_tokens=1,
-    )
-    return model, processor
+    return model, llava_processor(tok, image_size, patch_size)
 
 
 def token_counts(adapter, reqs) -> dict:

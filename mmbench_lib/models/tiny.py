@@ -35,10 +35,7 @@ def tiny_llava(image_size: int = 32, patch_size: int = 8, hidden: int = 64, laye
     ``(image_size / patch_size) ** 2`` image tokens per image (336/14 gives LLaVA-1.5's 576).
     Returns (model, processor).
     """
-    from transformers import (
-        CLIPImageProcessor, CLIPVisionConfig, LlamaConfig, LlavaConfig,
-        LlavaForConditionalGeneration, LlavaProcessor,
-    )
+    from transformers import CLIPVisionConfig, LlamaConfig, LlavaConfig, LlavaForConditionalGeneration
 
     tok = tiny_tokenizer()
     image_token_id = tok.convert_tokens_to_ids("<image>")
@@ -58,15 +55,21 @@ def tiny_llava(image_size: int = 32, patch_size: int = 8, hidden: int = 64, laye
     )
     torch.manual_seed(seed)
     model = LlavaForConditionalGeneration(config).eval()
+    return model, llava_processor(tok, image_size, patch_size)
+
+
+def llava_processor(tok, image_size: int, patch_size: int):
+    """A LLaVA-1.5 processor on ``tok``: CLIP preprocessing at ``image_size`` and LLaVA's chat template."""
+    from transformers import CLIPImageProcessor, LlavaProcessor
+
     image_processor = CLIPImageProcessor(
         size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size},
     )
-    processor = LlavaProcessor(
+    return LlavaProcessor(
         image_processor=image_processor, tokenizer=tok, patch_size=patch_size,
         vision_feature_select_strategy="default", chat_template=LLAVA_CHAT_TEMPLATE,
         image_token="<image>", num_additional_image_tokens=1,
     )
-    return model, processor
 
 
 # ---------------------------------------------------------------------------- more families

@@ -80,3 +80,13 @@ def file_sha256(path: str | os.PathLike) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def question_id_and_dimension(q, i: int, path, seen: dict, known, benchmark: str) -> tuple[str, int]:
+    """A SEED question's id (unique in its file) and dimension id (an int among ``known``); else ``DataError``."""
+    qid = str(require(q, "question_id", path, f"#{i}", (str, int)))
+    check_unique(seen, qid, path, f"question #{i}")
+    dim = strict_int(require(q, "question_type_id", path, qid), path, qid, "question_type_id")
+    if dim not in known:
+        raise DataError(str(path), f"unknown dimension id {dim} ({benchmark} has 1-{max(known)})", qid, "question_type_id")
+    return qid, dim

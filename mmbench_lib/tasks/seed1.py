@@ -13,7 +13,7 @@ from pathlib import Path
 from mmbench_lib.core.items import DataError, Item, VideoClip
 from mmbench_lib.core.video import list_frame_folder
 from mmbench_lib.core.paths import PathEscape
-from mmbench_lib.tasks._common import check_unique, choices_abcd, media_path, read_json, require, strict_int
+from mmbench_lib.tasks._common import choices_abcd, media_path, question_id_and_dimension, read_json, require
 
 BENCHMARK = "seed"
 
@@ -87,11 +87,7 @@ def load(
     roots = _video_roots(video_roots)
     items, seen = [], {}
     for i, q in enumerate(questions):
-        qid = str(require(q, "question_id", path, f"#{i}", (str, int)))
-        check_unique(seen, qid, path, f"question #{i}")
-        dim = strict_int(require(q, "question_type_id", path, qid), path, qid, "question_type_id")
-        if dim not in DIMENSIONS:
-            raise DataError(str(path), f"unknown dimension id {dim} (SEED-Bench has 1-12)", qid, "question_type_id")
+        qid, dim = question_id_and_dimension(q, i, path, seen, DIMENSIONS, "SEED-Bench")
         if dim not in wanted:
             continue
         choices = choices_abcd(q, path, qid)

@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
-from mmbench_lib.tasks._common import check_unique, choices_abcd, media_path, read_json, require, strict_int
+from mmbench_lib.tasks._common import choices_abcd, media_path, question_id_and_dimension, read_json, require
 
 BENCHMARK = "seed2"
 
@@ -110,11 +110,7 @@ def load(
         dimensions = [int(d) for d in ([dimensions] if isinstance(dimensions, (int, str)) else dimensions)]
     items, seen = [], {}
     for i, q in enumerate(questions):
-        qid = str(require(q, "question_id", path, f"#{i}", (str, int)))
-        check_unique(seen, qid, path, f"question #{i}")
-        dim = strict_int(require(q, "question_type_id", path, qid), path, qid, "question_type_id")
-        if dim not in DIMENSIONS:
-            raise DataError(str(path), f"unknown dimension id {dim} (SEED-Bench-2 has 1-27)", qid, "question_type_id")
+        qid, dim = question_id_and_dimension(q, i, path, seen, DIMENSIONS, "SEED-Bench-2")
         name, subpart, dim_level = DIMENSIONS[dim]
         q_level = q.get("level", dim_level)
         if q_level not in LEVELS:  # never dropped by the level filter unnoticed
