@@ -46,8 +46,17 @@ def cmd_run(a) -> int:
     for name, value in a.param or []:
         overrides[name] = parse_override(name, value)
     folder = run_notebook(a.notebook, a.file, overrides, run_id=a.run_id, timeout=a.timeout)
-    print(f"run folder: {folder}")
+    _print_results(folder)
     return 0
+
+
+def _print_results(folder) -> None:
+    """The run folder's results table (``results.json``, else collected now) and where it is."""
+    from mmbench_lib.analysis.results import format_table, read_results
+
+    print()
+    print(format_table(read_results(folder)))
+    print(f"\nrun folder: {folder}")
 
 
 def cmd_score_predictions(a) -> int:
@@ -87,6 +96,12 @@ def cmd_merge(a) -> int:
 def cmd_metrics(a) -> int:
     from mmbench_lib.pipeline.runs import metrics_from_store
 
+    if not a.benchmark:
+        _print_results(a.run_dir)
+        return 0
+    if not any(Path(a.run_dir).glob("predictions*.jsonl")):
+        raise ValueError(f"{a.run_dir}: no predictions.jsonl to recompute metrics from (a folder of sub-runs? "
+                         f"leave out --benchmark to print its results table)")
     summary = metrics_from_store(a.run_dir, a.benchmark)
     _print_summary(summary)
     return 0
@@ -151,9 +166,10 @@ def main(argv=None) -> int:
     s.add_argument("--benchmark", help="default: from the shard manifests")
     s.set_defaults(func=cmd_merge)
 
-    s = sub.add_parser("metrics", help="recompute metrics from a run folder's predictions")
+    s = sub.add_parser("metrics", help="print a run folder's results table (with --benchmark: recompute one run's "
+                                       "metrics from its predictions)")
     s.add_argument("run_dir")
-    s.add_argument("--benchmark", required=True)
+    s.add_argument("--benchmark", help="recompute the metrics of this benchmark from the folder's predictions")
     s.set_defaults(func=cmd_metrics)
 
     s = sub.add_parser("published", help="results tables transcribed from the papers")

@@ -4,17 +4,26 @@ The run folder ``outputs/<run-id>/`` is created first (papermill will not), the 
 parameters are saved beside the executed notebook, and a failing cell keeps the partial
 notebook and exits non-zero. Parameters are checked before anything starts (no run folder, no
 kernel, no model): see ``check_params``.
+
+While it runs, what the cells print (the text progress lines of ``mmbench_lib.core.progress``) is
+streamed to the terminal; the kernel gets ``MMBENCH_PROGRESS=text`` so its loops print lines, not
+widget bars. At the end ``results.json`` is written at the top of the run folder
+(``mmbench_lib.analysis.results``).
 """
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
+import sys
 from pathlib import Path
 
 import yaml
 
+from mmbench_lib.analysis.results import write_results
 from mmbench_lib.core.manifest import repo_root
+from mmbench_lib.core.progress import ENV as PROGRESS_ENV
 from mmbench_lib.core.paths import validate_run_id
 from mmbench_lib.core.store import write_text_atomic
 from mmbench_lib.pipeline.runs import make_run_id, run_dir
@@ -165,14 +174,52 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
     write_text_atomic(folder / "params.yaml", yaml.safe_dump(params, sort_keys=True, allow_unicode=True))
     final = folder / nb.name
     partial = folder / f".{nb.stem}.partial.ipynb"  # papermill rewrites it as cells finish
+    cell_bar = progress and sys.stderr.isatty()  # a per-cell bar only where it can redraw in place
     try:
-        pm.execute_notebook(
-            str(nb), str(partial), parameters=params, kernel_name="python3",
-            cwd=str(repo_root()), progress_bar=progress, execution_timeout=timeout,
-        )
+        with _kernel_env({PROGRESS_ENV: "text"}):
+            pm.execute_notebook(
+                str(nb), str(partial), parameters=params, kernel_name="python3",
+                cwd=str(repo_root()), progress_bar=cell_bar, execution_timeout=timeout,
+                stdout_file=Echo("stdout"), stderr_file=Echo("stderr"),
+            )
     finally:
         _publish_notebook(partial, final)
+    write_results(folder)
     return folder
+
+
+@contextlib.contextmanager
+def _kernel_env(env: dict):
+    """``env`` set in this process while the kernel starts (it inherits it), restored afterwards."""
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+class Echo:
+    """A file papermill writes the cells' stdout or stderr to as they print: whole lines go to this
+    process's stream at once, above papermill's per-cell bar (``tqdm.write``) when there is one."""
+
+    def __init__(self, name: str):
+        self.name, self.pending = name, ""
+
+    def write(self, text: str) -> None:
+        from tqdm import tqdm
+
+        lines = (self.pending + text).split("\n")
+        self.pending = lines.pop()
+        for line in lines:
+            tqdm.write(line, file=getattr(sys, self.name))
+
+    def flush(self) -> None:
+        getattr(sys, self.name).flush()
 
 
 def _publish_notebook(partial: Path, final: Path) -> None:

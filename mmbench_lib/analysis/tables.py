@@ -20,8 +20,11 @@ def dimension_table(runs: dict[str, dict]):
     return table.reset_index()
 
 
-def group_table(runs: dict[tuple, dict]):
-    """Group averages (micro and dimension-mean) of several runs, one row per (run..., group)."""
+def group_table(runs: dict):
+    """Group averages (micro and dimension-mean, %) of several runs, one row per (run, group).
+
+    ``runs`` maps a label (a string, or a tuple joined by ``/``) to a run's metrics; the label goes to
+    column ``run``, ``benchmark`` and ``model`` come from the metrics themselves."""
     import pandas as pd
 
     frames = []
@@ -29,9 +32,9 @@ def group_table(runs: dict[tuple, dict]):
         df = pd.DataFrame(m["groups"])
         if df.empty:
             continue
-        key = key if isinstance(key, tuple) else (key,)
-        for i, k in enumerate(key):
-            df.insert(i, ["benchmark", "model", "run"][i] if len(key) <= 3 else f"key{i}", k)
+        label = "/".join(map(str, key)) if isinstance(key, tuple) else str(key)
+        for i, (name, value) in enumerate((("run", label), ("benchmark", m.get("benchmark")), ("model", m.get("model")))):
+            df.insert(i, name, value)
         for c in ("accuracy", "accuracy_micro", "accuracy_dim_mean", "ci_low", "ci_high"):  # fractions -> percent
             if c in df:
                 df[c] = 100 * df[c].astype(float)

@@ -86,7 +86,7 @@ class GenerationProtocol:
 
     def __init__(self, adapter, max_new_tokens: int = 32, ocr=None, chat: bool = True):
         self.adapter, self.max_new_tokens, self.ocr, self.chat = adapter, max_new_tokens, ocr, chat
-        self.desc = f"generating ({adapter.name})"
+        self.desc = adapter.name
 
     def prepare(self, item: Item):
         if getattr(self.adapter, "sees_images", False):
@@ -115,14 +115,15 @@ class GenerationProtocol:
 
 
 def generate_items(items: list[Item], adapter, store: RunStore, max_new_tokens: int = 32, batch_size: int = 8,
-                   ocr=None, retry_failed: bool = False, progress: bool = True, chat: bool = True) -> RunStore:
+                   ocr=None, retry_failed: bool = False, progress: bool = True, chat: bool = True,
+                   label: str | None = None) -> RunStore:
     """Generate a response for every item not yet in ``store`` and append its row (flushed per batch).
 
     ``adapter``: a model adapter with ``generate`` or a baseline with ``answer(item)``.
-    ``ocr``: an ``mmbench_lib.pipeline.ocr.OCR`` for the LLM + OCR baseline.
+    ``ocr``: an ``mmbench_lib.pipeline.ocr.OCR`` for the LLM + OCR baseline. ``label``: the progress label.
     """
     return run_loop(items, GenerationProtocol(adapter, max_new_tokens, ocr, chat), store, batch_size=batch_size,
-                    retry_failed=retry_failed, progress=progress)
+                    retry_failed=retry_failed, progress=progress, label=label)
 
 
 # --------------------------------------------------------------------------------------------- scoring
@@ -287,7 +288,8 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
         ocr=ocr.describe() if ocr else None, deviations=task.DEVIATIONS, config=config.to_dict(),
     )
     generate_items(items, adapter, store, max_new_tokens=config.max_new_tokens, batch_size=config.batch_size, ocr=ocr,
-                   retry_failed=config.retry_failed, progress=config.progress)
+                   retry_failed=config.retry_failed, progress=config.progress,
+                   label=f"{benchmark} {label_for(config.model, baseline)}")
     _rows, metrics = score_run(items, store, use_random=config.use_random)
     metrics.update(model=name, baseline=baseline, label=label_for(config.model, baseline),
                    max_new_tokens=config.max_new_tokens)

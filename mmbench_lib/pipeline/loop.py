@@ -7,7 +7,10 @@ bisected down to the failing item, which gets a failed row with the error while 
 scored. ``protocol.finish(item, request, result)`` turns a result into a row. Every batch is
 appended and flushed before the next starts, so an interrupted run resumes where it stopped.
 
-A protocol is any object with ``desc`` (progress label), ``item_errors`` (exception types of
+Progress (items done, rate, ETA, failures) goes through ``mmbench_lib.core.progress``: text lines
+under papermill and in a terminal, a widget bar in a live notebook kernel.
+
+A protocol is any object with ``desc`` (the model's name in the progress label), ``item_errors`` (exception types of
 ``prepare`` that mark only that item, besides ``MediaError``), ``prepare``, ``call``,
 ``finish`` and ``failed(item, error)``.
 """
@@ -16,10 +19,9 @@ from __future__ import annotations
 import logging
 import traceback
 
-from tqdm.auto import tqdm
-
 from mmbench_lib.core.items import Item
 from mmbench_lib.core.media import MediaError
+from mmbench_lib.core.progress import Progress
 from mmbench_lib.core.store import RunStore
 
 log = logging.getLogger(__name__)
@@ -33,15 +35,17 @@ class Failed:
 
 
 def run_loop(items: list[Item], protocol, store: RunStore, batch_size: int = 8, retry_failed: bool = False,
-             progress: bool = True) -> RunStore:
-    """Give every item of ``items`` not yet in ``store`` one row (see module doc); returns ``store``."""
+             progress: bool = True, label: str | None = None) -> RunStore:
+    """Give every item of ``items`` not yet in ``store`` one row (see module doc); returns ``store``.
+    ``label`` names the loop in the progress lines (default: the benchmark and ``protocol.desc``)."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if retry_failed:
         store.drop({r["id"] for r in store.rows() if r.get("status") == "failed"})
     done = store.done_ids()
     todo = [it for it in items if it.id not in done]
-    bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=protocol.desc, disable=not progress)
+    bar = Progress(len(items), label or _label(items, protocol), initial=len(items) - len(todo),
+                   failed=_failed(store, items), mode=None if progress else "off")
     for start in range(0, len(todo), batch_size):
         batch = todo[start:start + batch_size]
         rows, pairs = {}, []
@@ -61,9 +65,19 @@ def run_loop(items: list[Item], protocol, store: RunStore, batch_size: int = 8, 
         for (it, req), result in zip(pairs, bisect_call(protocol.call, pairs)):
             rows[it.id] = protocol.failed(it, result.error) if isinstance(result, Failed) else protocol.finish(it, req, result)
         store.append([rows[it.id] for it in batch])
-        bar.update(len(batch))
+        bar.update(len(batch), failed=sum(rows[it.id].get("status") == "failed" for it in batch))
     bar.close()
     return store
+
+
+def _label(items: list[Item], protocol) -> str:
+    benchmark = items[0].benchmark if items else ""
+    return f"{benchmark} {protocol.desc}".strip()
+
+
+def _failed(store: RunStore, items: list[Item]) -> int:
+    ids = {it.id for it in items}
+    return sum(r.get("status") == "failed" and r["id"] in ids for r in store.rows())
 
 
 def bisect_call(call, pairs: list) -> list:

@@ -45,7 +45,7 @@ class RankingProtocol:
 
     def __init__(self, adapter, recipe: Recipe, image_output=None):
         self.adapter, self.recipe, self.image_output = adapter, recipe, image_output
-        self.desc = f"ranking ({adapter.name})"
+        self.desc = adapter.name
 
     def prepare(self, item: Item):
         if item.needs_image_output and (self.image_output is None or not self.image_output.available_for(self.adapter)):

@@ -1,0 +1,132 @@
+"""Progress of the long loops over items, readable wherever the loop runs.
+
+Two forms, one interface (:class:`Progress`):
+
+* **text lines** -- ``mmmu smollm2: 24/36 items (67%), 3.1 items/s, ETA 0:04, failed 0`` -- on stdout at
+  the start, whenever another tenth of the items is done or ``every`` seconds (10) have passed since the
+  last line, and a final line. A papermill or nbval kernel keeps them as cell output (so the executed
+  notebook reads as a log), ``mmbench run`` streams them to the terminal as the cells print them, and
+  a terminal or plain ``python`` shows them as they are.
+* **a widget bar** (tqdm's notebook bar) only in a live notebook kernel, where someone watches it.
+
+Which one (:func:`progress_mode`):
+
+1. ``MMBENCH_PROGRESS`` = ``text``, ``widget`` or ``off`` decides when set; ``mmbench run`` sets
+   ``text`` for the kernel it starts (a kernel started under a notebook inherits its parent's variables).
+2. Otherwise a widget only in an IPython kernel that a Jupyter server started for a notebook session:
+   the server puts ``JPY_SESSION_NAME`` into such a kernel's environment (jupyter_server's
+   ``SessionManager.get_kernel_env``); papermill, nbclient and nbval start kernels without it, and no
+   frontend ever draws their widgets (they would stay at 0% in the executed notebook).
+3. Everything else: text.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+MODES = ("text", "widget", "off")
+ENV = "MMBENCH_PROGRESS"
+
+
+def progress_mode() -> str:
+    """``text``, ``widget`` or ``off`` for this process (see the module doc)."""
+    forced = os.environ.get(ENV, "").strip().lower()
+    if forced:
+        if forced not in MODES:
+            raise ValueError(f"environment variable {ENV}={forced!r}: must be one of {list(MODES)}")
+        return forced
+    return "widget" if _live_notebook_kernel() else "text"
+
+
+def _live_notebook_kernel() -> bool:
+    if not os.environ.get("JPY_SESSION_NAME"):
+        return False
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    if type(shell).__name__ != "ZMQInteractiveShell":
+        return False
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def clock(seconds: float) -> str:
+    """``m:ss`` (``h:mm:ss`` from an hour on)."""
+    s = int(round(seconds))
+    h, m, s = s // 3600, s // 60 % 60, s % 60
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+class Progress:
+    """Items done out of ``total`` (``initial`` of them done before this run), with failures.
+
+    ``update(n, failed=k)`` after each batch, ``close()`` at the end (or use it as a context manager).
+    ``mode`` defaults to :func:`progress_mode`; ``out`` is where text lines go (stdout).
+    """
+
+    def __init__(self, total: int, label: str, initial: int = 0, failed: int = 0, mode: str | None = None,
+                 every: float = 10.0, out=None):
+        self.total, self.label, self.initial, self.done, self.failed = total, label, initial, initial, failed
+        self.mode = mode or progress_mode()
+        self.every, self.out = every, out
+        self.start = self.last_time = time.monotonic()
+        self.last_tenth = -1
+        self.bar = None
+        if self.mode == "widget":
+            from tqdm.notebook import tqdm
+
+            self.bar = tqdm(total=total, initial=initial, desc=label, unit="item")
+            self.bar.set_postfix(failed=failed)
+        elif self.mode == "text":
+            self._print(self.line() + (f" (resuming: {initial} done before)" if initial else ""))
+
+    def line(self, final: bool = False) -> str:
+        """The text line for the current state."""
+        pct = 100 * self.done / self.total if self.total else 100.0
+        elapsed = time.monotonic() - self.start
+        new = self.done - self.initial
+        rate = new / elapsed if elapsed > 0 and new else None
+        parts = [f"{self.label}: {self.done}/{self.total} items ({pct:.0f}%)",
+                 f"{rate:.3g} items/s" if rate else "- items/s"]
+        if final:
+            parts.append(f"took {clock(elapsed)}")
+        elif rate:
+            parts.append(f"ETA {clock((self.total - self.done) / rate)}")
+        parts.append(f"failed {self.failed}")
+        return ", ".join(parts)
+
+    def update(self, n: int, failed: int = 0) -> None:
+        """``n`` more items done, ``failed`` of them failed."""
+        self.done += n
+        self.failed += failed
+        if self.bar is not None:
+            self.bar.update(n)
+            if failed:
+                self.bar.set_postfix(failed=self.failed)
+        elif self.mode == "text" and self.done < self.total:
+            tenth = int(10 * self.done / self.total) if self.total else 10
+            now = time.monotonic()
+            if tenth > self.last_tenth or now - self.last_time >= self.every:
+                self._print(self.line())
+
+    def close(self) -> None:
+        """The final line (or the bar closed)."""
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+        elif self.mode == "text":
+            self._print(self.line(final=True))
+            self.mode = "off"
+
+    def _print(self, text: str) -> None:
+        self.last_time = time.monotonic()
+        self.last_tenth = int(10 * self.done / self.total) if self.total else 10
+        print(text, file=self.out or sys.stdout, flush=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
