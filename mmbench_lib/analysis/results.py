@@ -27,12 +27,14 @@ COLUMNS = ("run", "benchmark", "scope", "model", "protocol", "n", "accuracy", "9
 
 
 def sub_runs(folder) -> list[Path]:
-    """The folder and the folders below it holding ``metrics.json`` (hidden folders skipped), sorted."""
+    """The folder and the folders below it holding ``metrics.json`` (hidden folders skipped), in the
+    order they finished (their metrics' modification times)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise RunError(f"{folder}: no such run folder")
     found = [p.parent for p in folder.rglob(METRICS)]
-    return sorted(p for p in found if not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    found = [p for p in found if not any(part.startswith(".") for part in p.relative_to(folder).parts)]
+    return sorted(found, key=lambda p: ((p / METRICS).stat().st_mtime_ns, str(p)))
 
 
 def _ranking_summary(run) -> tuple[str, dict]:

@@ -59,6 +59,10 @@ def clock(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+def _rate(rate: float) -> str:
+    return f"{rate:.2f}" if rate < 10 else f"{rate:.1f}" if rate < 100 else f"{rate:.0f}"
+
+
 class Progress:
     """Items done out of ``total`` (``initial`` of them done before this run), with failures.
 
@@ -89,7 +93,7 @@ class Progress:
         new = self.done - self.initial
         rate = new / elapsed if elapsed > 0 and new else None
         parts = [f"{self.label}: {self.done}/{self.total} items ({pct:.0f}%)",
-                 f"{rate:.3g} items/s" if rate else "- items/s"]
+                 f"{_rate(rate)} items/s" if rate else "- items/s"]
         if final:
             parts.append(f"took {clock(elapsed)}")
         elif rate:

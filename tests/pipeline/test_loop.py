@@ -85,6 +85,23 @@ def test_ranking_isolates_the_failing_item_by_bisection_and_resumes(seed_items, 
     assert ad3.calls == [[bad]] and RunStore(tmp_path).done_ids() == {it.id for it in seed_items}
 
 
+def test_the_loop_prints_progress_lines_with_counts_and_failures(seed_items, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MMBENCH_PROGRESS", "text")
+    bad = seed_items[5].id
+    ranking.rank_items(seed_items[:8], FailsOn(bad), RunStore(tmp_path), get_recipe("seed1-ppl"), batch_size=4)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "seed random: 0/8 items (0%), - items/s, failed 0"
+    assert lines[1].startswith("seed random: 4/8 items (50%), ") and lines[1].endswith(", failed 0")
+    assert lines[-1].startswith("seed random: 8/8 items (100%), ") and lines[-1].endswith("failed 1")
+    # a resumed loop counts what is stored (the failed item included) and names the label it is given
+    generation.generate_items([], Recorder(), RunStore(tmp_path / "g"), label="mmmu rec")
+    ranking.rank_items(seed_items[:10], RandomChoice(), RunStore(tmp_path), get_recipe("seed1-ppl"))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "mmmu rec: 0/0 items (100%), - items/s, failed 0"
+    assert lines[2] == "seed random: 8/10 items (80%), - items/s, failed 1 (resuming: 8 done before)"
+    assert lines[-1].startswith("seed random: 10/10 items (100%)") and lines[-1].endswith("failed 1")
+
+
 def test_generation_isolates_the_failing_item_and_resumes(mmmu_items, tmp_path):
     bad = mmmu_items[2].id
     rec = Recorder(bad)
