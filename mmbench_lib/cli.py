@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from mmbench_lib.analysis.results import format_table, read_results
 from mmbench_lib.demo import ensure_demo
 from mmbench_lib.pipeline.rescore_seed import score_predictions
 from mmbench_lib.core.store import write_json_atomic
@@ -52,8 +53,6 @@ def cmd_run(a) -> int:
 
 def _print_results(folder) -> None:
     """The run folder's results table (``results.json``, else collected now) and where it is."""
-    from mmbench_lib.analysis.results import format_table, read_results
-
     print()
     print(format_table(read_results(folder)))
     print(f"\nrun folder: {folder}")
