@@ -175,14 +175,17 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
     final = folder / nb.name
     partial = folder / f".{nb.stem}.partial.ipynb"  # papermill rewrites it as cells finish
     cell_bar = progress and sys.stderr.isatty()  # a per-cell bar only where it can redraw in place
+    echoes = Echo("stdout"), Echo("stderr")
     try:
         with _kernel_env({PROGRESS_ENV: "text"}):
             pm.execute_notebook(
                 str(nb), str(partial), parameters=params, kernel_name="python3",
                 cwd=str(repo_root()), progress_bar=cell_bar, execution_timeout=timeout,
-                stdout_file=Echo("stdout"), stderr_file=Echo("stderr"),
+                stdout_file=echoes[0], stderr_file=echoes[1],
             )
     finally:
+        for echo in echoes:
+            echo.close()
         _publish_notebook(partial, final)
     write_results(folder)
     return folder
@@ -220,6 +223,11 @@ class Echo:
 
     def flush(self) -> None:
         getattr(sys, self.name).flush()
+
+    def close(self) -> None:
+        """Write out a last line the cells left without a newline."""
+        if self.pending:
+            self.write("\n")
 
 
 def _publish_notebook(partial: Path, final: Path) -> None:

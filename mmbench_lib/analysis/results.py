@@ -113,7 +113,7 @@ def format_table(results: dict) -> str:
     if not rows:
         return f"no finished sub-run (no {METRICS}) in {results['run_folder']}"
     cells = [list(COLUMNS)] + rows
-    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    widths = [max(3, *(len(row[i]) for row in cells)) for i in range(len(COLUMNS))]
     right = {"n", "accuracy", "95% interval", "failed", "n/a"}
 
     def line(row):
