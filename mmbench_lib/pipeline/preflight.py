@@ -52,17 +52,18 @@ def _looks_like_path(target: str) -> bool:
 
 
 def hub_cached(repo_id: str, revision: str | None = None, kind: str = "model") -> bool:
-    """True when the local Hugging Face cache holds ``repo_id`` (a model's ``config.json``; any
-    snapshot or ``datasets`` cache entry of a dataset)."""
+    """True when the local Hugging Face cache (``HF_HUB_CACHE``, ``HF_HOME``) holds ``repo_id``: a
+    model's ``config.json`` at ``revision``; any snapshot or ``datasets`` cache entry of a dataset."""
     from huggingface_hub import constants, try_to_load_from_cache
 
+    home = Path(os.environ.get("HF_HOME") or constants.HF_HOME)
+    hub = Path(os.environ.get("HF_HUB_CACHE") or (home / "hub" if "HF_HOME" in os.environ else constants.HF_HUB_CACHE))
     if kind == "model":
-        found = try_to_load_from_cache(repo_id, "config.json", revision=revision or None)
-        return isinstance(found, str)
-    hub = Path(constants.HF_HUB_CACHE) / f"datasets--{repo_id.replace('/', '--')}"
-    datasets_cache = Path(os.environ.get("HF_DATASETS_CACHE") or Path(constants.HF_HOME) / "datasets")
+        return isinstance(try_to_load_from_cache(repo_id, "config.json", cache_dir=hub, revision=revision or None), str)
+    datasets_cache = Path(os.environ.get("HF_DATASETS_CACHE") or home / "datasets")
     wanted = repo_id.replace("/", "___").lower()
-    return hub.is_dir() or (datasets_cache.is_dir() and any(p.name.lower() == wanted for p in datasets_cache.iterdir()))
+    return (hub / f"datasets--{repo_id.replace('/', '--')}").is_dir() or (
+        datasets_cache.is_dir() and any(p.name.lower() == wanted for p in datasets_cache.iterdir()))
 
 
 def check_model(spec, revision: str | None = None, name: str = "model") -> None:
