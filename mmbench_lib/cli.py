@@ -1,4 +1,4 @@
-"""The ``mmbench`` command: run notebooks headless, rescore official result files, list what the suite knows."""
+"""The mmbench command: run notebooks headless, rescore official result files, list what the suite knows."""
 from __future__ import annotations
 
 import argparse
@@ -304,9 +304,12 @@ def _quiet_broken_pipe() -> int:
 def main(argv=None) -> int:
     debug = os.environ.get("MMBENCH_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
     try:
-        a = build_parser().parse_args(argv)
-        debug = debug or a.debug
-        return a.func(a)
+        try:
+            a = build_parser().parse_args(argv)
+            debug = debug or a.debug
+            return a.func(a)
+        finally:  # what is still buffered meets a closed pipe here, not in the interpreter's exit
+            sys.stdout.flush()
     except BrokenPipeError:
         return _quiet_broken_pipe()
     except (ValueError, KeyError, FileNotFoundError, NotebookFailed) as e:  # one line, no traceback

@@ -164,7 +164,11 @@ def notebook_parameters(notebook) -> dict:
     source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
     lines = source.splitlines()
     out = {}
-    for node in ast.parse(source).body:
+    try:
+        body = ast.parse(source).body
+    except SyntaxError as e:
+        raise ParameterError(f"{path}: the parameters cell is not valid Python (line {e.lineno}: {e.msg})") from None
+    for node in body:
         target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, "target", None)
         if isinstance(target, ast.Name) and node.value is not None:
             comment = lines[node.end_lineno - 1].partition("#")[2].strip()
@@ -197,6 +201,8 @@ def check_param_values(notebook: str, params: dict, known: dict) -> None:
 #: parameters that decide what a run computes: a run folder holding predictions keeps its values
 RESUME_KEYS = ("benchmark", "benchmarks", "model", "models", "recipe", "reduction", "split", "source",
                "annotation_file", "max_new_tokens", "dtype", "revision", "seed", "papers")
+#: those a manifest's ``config`` records as the notebook gave them (paths and dtypes are resolved there)
+CONFIG_KEYS = ("benchmark", "model", "recipe", "reduction", "split", "max_new_tokens", "seed")
 
 
 def _norm_split(values: dict) -> dict:
@@ -208,9 +214,10 @@ def _norm_split(values: dict) -> dict:
     return values
 
 
-def _previous_settings(folder: Path, notebook: Path, known: dict) -> tuple[str, dict] | None:
-    """What an existing run folder was made with: (where, values) from its ``params.yaml`` (as the
-    notebook resolves them) or, for a run made outside ``mmbench run``, its manifests' ``config``."""
+def _previous_settings(folder: Path, notebook: Path, known: dict) -> tuple[str, dict, tuple] | None:
+    """What an existing run folder was made with: (where, values, keys to compare) from its
+    ``params.yaml`` (as the notebook resolves them) or, for a run made outside ``mmbench run``, its
+    manifests' ``config``."""
     others = sorted({p.name.lstrip(".").replace(".partial", "") for p in folder.glob("*.ipynb")} - {notebook.name})
     if others:
         raise ParameterError(f"run folder {folder} holds a run of {others[0]}, not {notebook.name}; use another --run-id")
@@ -220,14 +227,14 @@ def _previous_settings(folder: Path, notebook: Path, known: dict) -> tuple[str, 
             old = yaml.safe_load(saved.read_text(encoding="utf-8")) or {}
         except (OSError, ValueError, yaml.YAMLError):
             raise ParameterError(f"{saved}: unreadable; use another --run-id") from None
-        return str(saved), effective_params(old if isinstance(old, dict) else {}, known)
+        return str(saved), effective_params(old if isinstance(old, dict) else {}, known), RESUME_KEYS
     for m in sorted(folder.glob(f"{Path(MANIFEST).stem}*.json")) + sorted(folder.glob(f"*/{Path(MANIFEST).stem}*.json")):
         try:
             config = json.loads(m.read_text(encoding="utf-8")).get("config") or {}
         except (OSError, ValueError, AttributeError):
             continue
         if config:
-            return str(m), config
+            return str(m), config, CONFIG_KEYS
     return None
 
 
@@ -240,9 +247,9 @@ def check_resume(folder: Path, notebook: Path, params: dict, known: dict) -> Non
     previous = _previous_settings(folder, notebook, known)
     if previous is None:
         return
-    where, old = previous
+    where, old, keys = previous
     old, new = _norm_split(old), _norm_split(effective_params(params, known))
-    for key in RESUME_KEYS:
+    for key in keys:
         if key in old and key in new and old[key] != new[key]:
             raise ParameterError(
                 f"run folder {folder} holds predictions made with {key}={old[key]!r} ({where}); this run asks for "

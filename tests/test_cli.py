@@ -167,3 +167,26 @@ def test_make_paper_writes_under_outputs_unless_asked_for_docs(tmp_path):
     assert "docs/figures" not in default and f"--dest {tmp_path / 'outputs'}/paper_" in default, default
     assert "--dest docs/figures" in dry("paper-docs")
     assert "--dest docs/figures" in dry("paper", "PAPER_DEST=docs/figures")
+
+
+def test_resume_guard_reads_a_manifest_config_as_the_notebook_gave_it(tmp_path):
+    """A run made in JupyterLab (no params.yaml): its manifests' config decides; resolved paths and
+    split aliases are not mistaken for changes."""
+    import json
+
+    from mmbench_lib.runner import ParameterError, check_resume, notebook_parameters
+
+    nb = ROOT / "notebooks" / "20_generation.ipynb"
+    known = notebook_parameters(nb)
+    folder = tmp_path / "run"
+    (folder / "smollm2").mkdir(parents=True)
+    config = {"benchmark": "mmmu", "model": "smollm2", "source": "/abs/data/demo/mmmu", "split": "validation",
+              "max_new_tokens": 16, "seed": 0, "recipe": "seed1-ppl", "reduction": None, "dtype": None}
+    (folder / "smollm2" / "manifest.json").write_text(json.dumps({"config": config}))
+    (folder / "smollm2" / "predictions.jsonl").write_text('{"id": "1"}\n')
+    check_resume(folder, nb, {}, known)
+    check_resume(folder, nb, {"split": "val", "limit": 5, "batch_size": 2}, known)
+    with pytest.raises(ParameterError, match="max_new_tokens=16"):
+        check_resume(folder, nb, {"max_new_tokens": 32}, known)
+    (folder / "smollm2" / "predictions.jsonl").write_text("")  # nothing scored yet: any settings may start over
+    check_resume(folder, nb, {"max_new_tokens": 32}, known)
