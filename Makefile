@@ -1,6 +1,7 @@
 # mmbench: two commands on a fresh machine
 #   make demo   set up .venv, build the demo data, run the quickstart notebook (SmolLM2 vs random)
 #   make test   set up .venv with the test extras, run the whole test suite (pytest + nbval)
+#   make paper  the papers' tables and figures into a new run folder under outputs/ (make paper-docs: docs/figures/)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
@@ -10,7 +11,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_VERBOSITY ?= error
 export HF_HUB_DISABLE_PROGRESS_BARS ?= 1
 
-.PHONY: setup demo test lab paper clean-outputs
+.PHONY: setup demo test lab paper paper-docs clean-outputs
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -35,10 +36,19 @@ lab: setup
 clean-outputs:
 	rm -rf outputs/*/
 
-# the papers' tables and figures from the published results, with the demo-set runs as our rows;
-# PNGs copied to $(PAPER_DEST) with a gallery (add your runs: -p runs '["outputs/<run>/..."]' on the notebooks)
-PAPER_DEST ?= docs/figures
+# the papers' tables and figures from the published results, with the demo-set runs as our rows, in new run
+# folders under outputs/ ($(PAPER_ID)_seed, $(PAPER_ID)_mmmu) and their PNGs with a gallery in $(PAPER_DEST)
+# (default $(PAPER_ID)_gallery under outputs/). Only `make paper-docs` (or PAPER_DEST=docs/figures) refreshes the
+# tracked docs/figures/. Add your runs: -p runs '["outputs/<run>/..."]' on the notebooks.
+OUTPUTS_DIR := $(or $(MMBENCH_OUTPUTS),outputs)
+ifndef PAPER_ID
+PAPER_ID := paper_$(shell date -u +%Y%m%dT%H%M%SZ)
+endif
+PAPER_DEST ?= $(OUTPUTS_DIR)/$(PAPER_ID)_gallery
 paper: setup
-	$(VENV)/bin/mmbench run notebooks/40_paper_figures.ipynb --run-id paper_seed -p papers seed
-	$(VENV)/bin/mmbench run notebooks/40_paper_figures.ipynb --run-id paper_mmmu -p papers mmmu
-	$(PY) -m mmbench_lib.paper gallery paper_seed paper_mmmu --dest $(PAPER_DEST)
+	$(VENV)/bin/mmbench run notebooks/40_paper_figures.ipynb --run-id $(PAPER_ID)_seed -p papers seed
+	$(VENV)/bin/mmbench run notebooks/40_paper_figures.ipynb --run-id $(PAPER_ID)_mmmu -p papers mmmu
+	$(PY) -m mmbench_lib.paper gallery $(PAPER_ID)_seed $(PAPER_ID)_mmmu --dest $(PAPER_DEST)
+
+paper-docs:
+	$(MAKE) paper PAPER_DEST=docs/figures

@@ -1,14 +1,22 @@
-"""The ``mmbench`` command."""
+"""The mmbench command: run notebooks headless, rescore official result files, list what the suite knows."""
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import traceback
 from pathlib import Path
 
 import yaml
+from mmbench_lib import __version__, tasks
 from mmbench_lib.analysis.results import format_table, read_results
+from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.demo import ensure_demo
+from mmbench_lib.models import MODEL_REGISTRY
+from mmbench_lib.models.registry import describe_model, spec_usage
+from mmbench_lib.runner import NotebookFailed, notebook_parameters, parse_override, run_notebook
+from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.pipeline.rescore_seed import score_predictions
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.pipeline.rescoring import print_table, score_responses, write_outputs
@@ -41,11 +49,10 @@ def cmd_make_demo(a) -> int:
 
 
 def cmd_run(a) -> int:
-    from mmbench_lib.runner import parse_override, run_notebook
-
     overrides = {}
     for name, value in a.param or []:
         overrides[name] = parse_override(name, value)
+    overrides.update(shortcut_overrides(a, overrides))
     folder = run_notebook(a.notebook, a.file, overrides, run_id=a.run_id, timeout=a.timeout)
     _print_results(folder)
     return 0
@@ -127,21 +134,130 @@ def cmd_published(a) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="mmbench", description=__doc__)
-    sub = p.add_subparsers(dest="cmd", required=True)
+#: ``mmbench run`` shortcuts: flag -> (notebook parameter of the same name, type)
+RUN_SHORTCUTS = {
+    "model": str, "limit": int, "dtype": str, "device": str, "revision": str, "trust_remote_code": bool,
+    "device_map": str, "benchmark": str, "split": str, "recipe": str, "batch_size": int, "seed": int,
+}
+
+
+def shortcut_overrides(a, given: dict) -> dict:
+    """The notebook parameters the ``run`` shortcuts set (``--model X`` is ``-p model X``); a shortcut
+    the notebook does not take, or one that contradicts a ``-p`` of the same name, is a one-line error."""
+    out = {}
+    known = None
+    for name in RUN_SHORTCUTS:
+        value = getattr(a, name, None)
+        if value is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        known = known if known is not None else notebook_parameters(a.notebook) if Path(a.notebook).is_file() else {}
+        if known and name not in known:
+            raise ValueError(f"{flag}: {Path(a.notebook).name} has no parameter {name!r}; it accepts {sorted(known)}")
+        if name in given and given[name] != value:
+            raise ValueError(f"{flag} {value!r} contradicts -p {name} {given[name]!r}; give one")
+        out[name] = value
+    return out
+
+
+def _first_comment(path: Path) -> str:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            return line.lstrip("# ").strip()
+    return ""
+
+
+def list_benchmarks() -> list[str]:
+    lines = []
+    by_module = {}
+    for name, module in tasks.MODULES.items():
+        by_module.setdefault(module, []).append(name)
+    for module, names in by_module.items():
+        task = tasks.get(names[0])
+        protocol = getattr(task, "PROTOCOL", "ranking")
+        if hasattr(task, "SPLITS"):
+            extra = f"splits {', '.join(task.SPLITS)} (default {task.DEFAULT_SPLIT}); {len(task.DIMENSIONS)} subjects"
+        else:
+            extra = f"dimensions 1-{max(task.DIMENSIONS)}"
+        lines.append(f"{' / '.join(names):14s} {protocol:10s} {extra}")
+    return lines
+
+
+def list_models() -> list[str]:
+    return [f"{spec_usage(p):32s} {describe_model(p)}" for p in sorted(MODEL_REGISTRY)]
+
+
+def list_recipes() -> list[str]:
+    out = []
+    for name, r in RECIPES.items():
+        how = "chat template" if r.chat else "no chat template"
+        size = f", images {r.image_size}x{r.image_size}" if r.image_size else ""
+        out.append(f"{name:20s} prompt {r.prompt!r}, ranks the choice {r.continuation}, {how}, {r.reduction}{size}")
+    return out
+
+
+def list_params() -> list[str]:
+    root = repo_root()
+    out = []
+    for f in sorted((root / "params").glob("*/*.yaml")):
+        nb = root / "notebooks" / f"{f.parent.name}.ipynb"
+        out.append(f"{f.relative_to(root)}  ->  {nb.relative_to(root)}  {_first_comment(f)}")
+    return out
+
+
+LISTS = {"benchmarks": list_benchmarks, "models": list_models, "recipes": list_recipes, "params": list_params}
+
+
+def cmd_list(a) -> int:
+    for line in LISTS[a.what]():
+        print(line)
+    return 0
+
+
+EXAMPLES = """examples:
+  mmbench run notebooks/00_quickstart.ipynb -f params/00_quickstart/demo.yaml
+  mmbench run notebooks/10_seed_bench.ipynb -f params/10_seed_bench/seed1_demo_smollm2.yaml --limit 20
+  mmbench run notebooks/20_generation.ipynb --model causal:HuggingFaceTB/SmolLM2-360M -p subjects '[Accounting]'
+  mmbench list models            (also: benchmarks, recipes, params)
+  mmbench published show mmmu_table2 --format markdown
+  mmbench score-predictions --benchmark seed2 --predictions results.json --out rescored
+
+MMBENCH_DEBUG=1 (or --debug) shows full tracebacks; see README.md for every environment variable."""
+
+RUN_EXAMPLES = """examples:
+  mmbench run notebooks/10_seed_bench.ipynb -f params/10_seed_bench/seed1_demo_smollm2.yaml
+  mmbench run notebooks/10_seed_bench.ipynb -f my.yaml --model vlm:llava-hf/llava-1.5-7b-hf --dtype float16
+  mmbench run notebooks/20_generation.ipynb -p benchmark cmmmu --limit 10 --run-id cmmmu_try
+  mmbench run notebooks/10_seed_bench.ipynb -f my.yaml --run-id big      (the same run id resumes)
+
+The shortcuts set the notebook parameter of the same name (--batch-size is batch_size); a notebook
+without that parameter refuses it. Values are checked before the run folder is written or a kernel starts."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mmbench", description=__doc__, epilog=EXAMPLES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"mmbench {__version__}")
+    p.add_argument("--debug", action="store_true", help="show full tracebacks (or set MMBENCH_DEBUG=1)")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
     s = sub.add_parser("make-demo", help="write the small demo datasets in the official layouts")
     s.add_argument("--out", default="data/demo")
     s.set_defaults(func=cmd_make_demo)
 
-    s = sub.add_parser("run", help="execute a notebook headless into outputs/<run-id>/")
+    s = sub.add_parser("run", help="execute a notebook headless into outputs/<run-id>/", epilog=RUN_EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("notebook")
     s.add_argument("-f", "--file", action="append", help="YAML parameters file (repeatable; later wins)")
     s.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"), help="one parameter (YAML value)")
-    s.add_argument("--run-id")
+    s.add_argument("--run-id", help="folder under outputs/ (default: a new one); the same id resumes")
     s.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
+    add_run_shortcuts(s)
     s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("list", help="what the suite knows: benchmarks, models (spec prefixes), recipes, params files")
+    s.add_argument("what", choices=sorted(LISTS))
+    s.set_defaults(func=cmd_list)
 
     s = sub.add_parser("score-predictions", help="rescore an official SEED results file")
     s.add_argument("--benchmark", required=True, choices=["seed", "seed2"])
@@ -178,13 +294,45 @@ def main(argv=None) -> int:
     s.add_argument("--source", action="store_true", help="also print the source note")
     s.set_defaults(func=cmd_published)
 
-    a = p.parse_args(argv)
+    return p
+
+
+def add_run_shortcuts(s) -> None:
+    for name, kind in RUN_SHORTCUTS.items():
+        flag = "--" + name.replace("_", "-")
+        if kind is bool:
+            s.add_argument(flag, action="store_const", const=True, default=None, help=f"-p {name} True")
+        else:
+            s.add_argument(flag, type=kind, metavar=name.upper(), help=f"-p {name} {name.upper()}")
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader went away (``mmbench published list | head``): stop quietly, as ``cat`` does."""
     try:
-        return a.func(a)
-    except (ValueError, KeyError, FileNotFoundError) as e:  # bad input: one line, no traceback
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second BrokenPipeError when Python flushes stdout at exit
+    except (OSError, ValueError):
+        pass
+    return 141  # 128 + SIGPIPE, what a shell reports for a command killed by a closed pipe
+
+
+def main(argv=None) -> int:
+    debug = os.environ.get("MMBENCH_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+    try:
+        try:
+            a = build_parser().parse_args(argv)
+            debug = debug or a.debug
+            return a.func(a)
+        finally:  # what is still buffered meets a closed pipe here, not in the interpreter's exit
+            sys.stdout.flush()
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+    except (ValueError, KeyError, FileNotFoundError, NotebookFailed) as e:  # one line, no traceback
+        if debug:
+            traceback.print_exc()
         message = " ".join(str(e).split())
         print(f"mmbench: error: {message}", file=sys.stderr)
-        return 2
+        return 1 if isinstance(e, NotebookFailed) else 2
 
 
 if __name__ == "__main__":

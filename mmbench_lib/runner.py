@@ -1,9 +1,12 @@
 """``mmbench run NOTEBOOK -f PARAMS.yaml``: execute a notebook headless into its run folder.
 
-The run folder ``outputs/<run-id>/`` is created first (papermill will not), the resolved
-parameters are saved beside the executed notebook, and a failing cell keeps the partial
-notebook and exits non-zero. Parameters are checked before anything starts (no run folder, no
-kernel, no model): see ``check_params``.
+Parameters are checked before anything is written (no run folder, no kernel, no model): names,
+types and ranges (``check_params``), values (``check_values``: model spec resolvable offline,
+split, subjects, dimensions, data paths, ...) and, for an existing run folder, the settings it
+was made with (``check_resume``). Only then is ``outputs/<run-id>/`` created (papermill will not),
+the resolved parameters saved beside the executed notebook, and the notebook run. A failing cell
+keeps the partial notebook and raises ``NotebookFailed``: one line with the cell's exception and
+the notebook's path. Nothing on the check path imports torch: a mistake is refused in about a second.
 
 While it runs, what the cells print (the text progress lines of ``mmbench_lib.core.progress``) is
 streamed to the terminal; the kernel gets ``MMBENCH_PROGRESS=text`` so its loops print lines, not
@@ -21,13 +24,14 @@ from pathlib import Path
 
 import yaml
 
+from mmbench_lib import tasks
 from mmbench_lib.analysis.results import write_results
 from mmbench_lib.core.manifest import repo_root
+from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder, validate_run_id
 from mmbench_lib.core.progress import ENV as PROGRESS_ENV
-from mmbench_lib.core.paths import validate_run_id
-from mmbench_lib.core.store import write_text_atomic
-from mmbench_lib.pipeline.runs import make_run_id, run_dir
-from mmbench_lib.scoring import REDUCTIONS, SCORERS
+from mmbench_lib.core.store import MANIFEST, PREDICTIONS, write_text_atomic
+from mmbench_lib.pipeline.preflight import BadValue, check_values
+from mmbench_lib.scoring import REDUCTIONS, scorer_names
 from mmbench_lib.tasks.recipes import RECIPES
 
 
@@ -137,7 +141,7 @@ def check_params(notebook: str, params: dict, known: dict) -> None:
             raise bad(name, "must be >= 1")
     if params.get("limit") is not None and params.get("limit", 0) < 0:
         raise bad("limit", "must be >= 0 (0 or null: all items)")
-    choices = {"reduction": sorted(REDUCTIONS), "scorer": sorted(SCORERS), "recipe": sorted(RECIPES)}
+    choices = {"reduction": sorted(REDUCTIONS), "scorer": scorer_names(), "recipe": sorted(RECIPES)}
     for name, allowed in choices.items():
         if name in params and params[name] not in allowed:
             raise bad(name, f"must be one of {allowed}")
@@ -155,23 +159,160 @@ def check_params(notebook: str, params: dict, known: dict) -> None:
             raise ParameterError(f"{notebook}: parameter video_roots[{key!r}]={path!r}: no such folder")
 
 
+def notebook_parameters(notebook) -> dict:
+    """The ``parameters`` cell of ``notebook`` as papermill's ``inspect_notebook`` gives it
+    (name -> ``{"name", "default", "help"}``), read with ``ast`` (papermill takes seconds to import)."""
+    path = Path(notebook)
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ParameterError(f"{path}: not a readable notebook ({type(e).__name__})") from None
+    cell = next((c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    if cell is None:
+        return {}
+    source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    lines = source.splitlines()
+    out = {}
+    try:
+        body = ast.parse(source).body
+    except SyntaxError as e:
+        raise ParameterError(f"{path}: the parameters cell is not valid Python (line {e.lineno}: {e.msg})") from None
+    for node in body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, "target", None)
+        if isinstance(target, ast.Name) and node.value is not None:
+            comment = lines[node.end_lineno - 1].partition("#")[2].strip()
+            out[target.id] = {"name": target.id, "default": ast.get_source_segment(source, node.value), "help": comment}
+    return out
+
+
+def effective_params(params: dict, known: dict) -> dict:
+    """The values the notebook will run with: its defaults, then ``params``."""
+    return {**{name: _default_value(info) for name, info in known.items()}, **params}
+
+
+def notebook_protocol(known: dict) -> str | None:
+    """``ranking`` or ``generation``: the protocol of the notebook's default benchmark(s), if any."""
+    default = _default_value(known.get("benchmark") or known.get("benchmarks") or {})
+    first = default[0] if isinstance(default, list) and default else default
+    return getattr(tasks.get(first), "PROTOCOL", "ranking") if first in tasks.MODULES else None
+
+
+def check_param_values(notebook: str, params: dict, known: dict) -> None:
+    """The values the notebook would run with (``mmbench_lib.pipeline.preflight.check_values``):
+    one-line ``ParameterError`` naming the parameter, its value and what to do."""
+    values = effective_params(params, known)
+    try:
+        check_values(values, notebook_protocol(known))
+    except BadValue as e:
+        raise ParameterError(f"{notebook}: parameter {e.name}={values.get(e.name)!r}: {e}") from None
+
+
+#: parameters that decide what a run computes: a run folder holding predictions keeps its values
+RESUME_KEYS = ("benchmark", "benchmarks", "model", "models", "recipe", "reduction", "split", "source",
+               "annotation_file", "max_new_tokens", "dtype", "revision", "seed", "papers")
+#: those a manifest's ``config`` records as the notebook gave them (paths and dtypes are resolved there)
+CONFIG_KEYS = ("benchmark", "model", "recipe", "reduction", "split", "max_new_tokens", "seed")
+
+
+def _norm_split(values: dict) -> dict:
+    b = values.get("benchmark")
+    if "split" in values and b in tasks.MODULES and hasattr(tasks.get(b), "SPLITS"):
+        task = tasks.get(b)
+        split = values["split"] or task.DEFAULT_SPLIT
+        values = {**values, "split": task.SPLIT_ALIASES.get(split, split)}
+    return values
+
+
+def _previous_settings(folder: Path, notebook: Path, known: dict) -> tuple[str, dict, tuple] | None:
+    """What an existing run folder was made with: (where, values, keys to compare) from its
+    ``params.yaml`` (as the notebook resolves them) or, for a run made outside ``mmbench run``, its
+    manifests' ``config``."""
+    others = sorted({p.name.lstrip(".").replace(".partial", "") for p in folder.glob("*.ipynb")} - {notebook.name})
+    if others:
+        raise ParameterError(f"run folder {folder} holds a run of {others[0]}, not {notebook.name}; use another --run-id")
+    saved = folder / "params.yaml"
+    if saved.is_file():
+        try:
+            old = yaml.safe_load(saved.read_text(encoding="utf-8")) or {}
+        except (OSError, ValueError, yaml.YAMLError):
+            raise ParameterError(f"{saved}: unreadable; use another --run-id") from None
+        return str(saved), effective_params(old if isinstance(old, dict) else {}, known), RESUME_KEYS
+    for m in sorted(folder.glob(f"{Path(MANIFEST).stem}*.json")) + sorted(folder.glob(f"*/{Path(MANIFEST).stem}*.json")):
+        try:
+            config = json.loads(m.read_text(encoding="utf-8")).get("config") or {}
+        except (OSError, ValueError, AttributeError):
+            continue
+        if config:
+            return str(m), config, CONFIG_KEYS
+    return None
+
+
+def check_resume(folder: Path, notebook: Path, params: dict, known: dict) -> None:
+    """An existing run folder with predictions is resumed only with the settings it was made with
+    (``RESUME_KEYS``); checked before anything is written to it. One-line ``ParameterError``."""
+    stem = Path(PREDICTIONS).stem
+    if not folder.is_dir() or not any(p.stat().st_size for p in folder.rglob(f"{stem}*.jsonl") if "quarantine" not in p.name):
+        return
+    previous = _previous_settings(folder, notebook, known)
+    if previous is None:
+        return
+    where, old, keys = previous
+    old, new = _norm_split(old), _norm_split(effective_params(params, known))
+    for key in keys:
+        if key in old and key in new and old[key] != new[key]:
+            raise ParameterError(
+                f"run folder {folder} holds predictions made with {key}={old[key]!r} ({where}); this run asks for "
+                f"{key}={new[key]!r}: use another --run-id, or the same settings to resume")
+
+
+def prepare_run(notebook, param_files: list[str] | None = None, overrides: dict | None = None,
+                run_id: str | None = None) -> tuple[Path, Path, dict]:
+    """Every check, then the run folder: ``(notebook, folder, params)``. Nothing is written to the
+    folder (nor is it created) before all checks pass."""
+    nb = Path(notebook)
+    if not nb.is_file():
+        raise FileNotFoundError(f"notebook not found: {nb}")
+    params = read_params(param_files, overrides)
+    known = notebook_parameters(nb)
+    check_params(nb.name, params, known)
+    check_param_values(nb.name, params, known)
+    params["run_id"] = run_id = validate_run_id(run_id or params.get("run_id") or make_run_id(nb.stem))
+    folder = run_folder(outputs_root(), run_id)
+    check_resume(folder, nb, params, known)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(folder / "params.yaml", yaml.safe_dump(params, sort_keys=True, allow_unicode=True))
+    return nb, folder, params
+
+
+class NotebookFailed(RuntimeError):
+    """A cell failed or the kernel died; the message is one line: the cause and the kept notebook."""
+
+
+def notebook_failure(error: BaseException, notebook: Path, kept: Path) -> NotebookFailed | None:
+    """One line for papermill's ``PapermillExecutionError`` (the cell's exception type and message)
+    or nbclient's dead-kernel / timeout errors; ``None`` for anything else."""
+    ename = getattr(error, "ename", None)
+    if ename is not None:  # papermill.exceptions.PapermillExecutionError
+        cell = f"cell {error.exec_count}" if getattr(error, "exec_count", None) else f"cell index {error.cell_index}"
+        cause = f"{ename}: {error.evalue}"
+    elif type(error).__name__ in ("DeadKernelError", "CellTimeoutError"):
+        cell, cause = "a cell", f"{type(error).__name__}: {error}"
+    else:
+        return None
+    cause = " ".join(cause.split())
+    return NotebookFailed(f"{notebook.name} failed in {cell}: {cause} (partial notebook: {kept})")
+
+
 def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict | None = None,
                  run_id: str | None = None, timeout: int | None = None, progress: bool = True) -> Path:
     """Execute ``notebook`` with papermill; returns the run folder.
 
     The notebook's ``run_id`` parameter is set to the folder's name so that its predictions,
-    metrics and figures land beside the executed copy.
+    metrics and figures land beside the executed copy. A failing notebook raises ``NotebookFailed``.
     """
+    nb, folder, params = prepare_run(notebook, param_files, overrides, run_id)
     import papermill as pm
 
-    nb = Path(notebook)
-    if not nb.is_file():
-        raise FileNotFoundError(f"notebook not found: {nb}")
-    params = read_params(param_files, overrides)
-    check_params(nb.name, params, pm.inspect_notebook(str(nb)))
-    params["run_id"] = run_id = validate_run_id(run_id or params.get("run_id") or make_run_id(nb.stem))
-    folder = run_dir(run_id)
-    write_text_atomic(folder / "params.yaml", yaml.safe_dump(params, sort_keys=True, allow_unicode=True))
     final = folder / nb.name
     partial = folder / f".{nb.stem}.partial.ipynb"  # papermill rewrites it as cells finish
     cell_bar = progress and sys.stderr.isatty()  # a per-cell bar only where it can redraw in place
@@ -183,10 +324,16 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
                 cwd=str(repo_root()), progress_bar=cell_bar, execution_timeout=timeout,
                 stdout_file=echoes[0], stderr_file=echoes[1],
             )
-    finally:
+    except BaseException as e:
         for echo in echoes:
             echo.close()
-        _publish_notebook(partial, final)
+        failure = notebook_failure(e, nb, _publish_notebook(partial, final))
+        if failure is None:
+            raise
+        raise failure from e
+    for echo in echoes:
+        echo.close()
+    _publish_notebook(partial, final)
     write_results(folder)
     return folder
 
@@ -230,11 +377,13 @@ class Echo:
             self.write("\n")
 
 
-def _publish_notebook(partial: Path, final: Path) -> None:
+def _publish_notebook(partial: Path, final: Path) -> Path:
     """Move the executed notebook into place only when it is whole JSON (a full disk or a killed
-    kernel must never leave an unreadable notebook under the run's name); keep it aside otherwise."""
+    kernel must never leave an unreadable notebook under the run's name); keep it aside otherwise.
+    Returns where the notebook is."""
     try:
         json.loads(partial.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return
+        return partial
     os.replace(partial, final)
+    return final

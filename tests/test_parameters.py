@@ -139,3 +139,18 @@ def test_score_responses_mmmu_not_utf8(tmp_path):
     proc, outputs = cli(tmp_path, "score-responses", "--benchmark", "mmmu", "--responses", str(tmp_path / "resp"),
                         "--out", str(tmp_path / "out"))
     assert_one_line_error(proc, outputs, "output.json", "line 1", "not UTF-8")
+
+
+def test_shipped_demo_parameters_pass_the_value_checks():
+    """The value checks (model specs, splits, subjects, dimensions, ...) refuse nothing the suite ships
+    for the demo, and the ast reading of the parameters cell agrees with papermill's."""
+    import papermill as pm
+
+    from mmbench_lib.runner import check_param_values, notebook_parameters, read_params
+
+    for nb in sorted(ROOT.glob("notebooks/*.ipynb")):
+        ours, theirs = notebook_parameters(nb), pm.inspect_notebook(str(nb))
+        assert {k: v["default"] for k, v in ours.items()} == {k: v["default"] for k, v in theirs.items()}, nb.name
+    for f in sorted(ROOT.glob("params/*/*demo*.yaml")):
+        nb = ROOT / "notebooks" / f"{f.parent.name}.ipynb"
+        check_param_values(nb.name, read_params([str(f)]), notebook_parameters(nb))

@@ -4,13 +4,17 @@ name one folder under ``outputs/`` (spec/architecture.md, "Nothing lost, nothing
 - ``inside(root, path)``: the resolved path (symlinks followed) or ``PathEscape``.
 - ``safe_name(name)``: a file name made from an item id (sanitised, plus a short hash when changed).
 - ``validate_run_id(run_id)``: one plain folder name, never a source folder of the repository.
+- ``outputs_root()``, ``make_run_id(label)``: where run folders go (``$MMBENCH_OUTPUTS``) and a fresh id.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import os
 import re
 from pathlib import Path
+
+from mmbench_lib.core.manifest import git_commit, resolve
 
 #: top-level folders of the repository that a run folder must never be (nor live in)
 SOURCE_FOLDERS = ("notebooks", "mmbench_lib", "tests", "params", "docs", "annotations", "benchmarks", ".git", ".venv")
@@ -78,3 +82,15 @@ def run_folder(outputs: str | os.PathLike, run_id: str) -> Path:
                 raise ValueError(f"invalid run folder {str(run_id)!r}: it is inside the source folder {str(src)!r}")
         return p
     return Path(outputs) / validate_run_id(run_id)
+
+
+def outputs_root() -> Path:
+    """``$MMBENCH_OUTPUTS`` (default ``outputs/`` of the repository): where run folders go."""
+    return resolve(os.environ.get("MMBENCH_OUTPUTS", "outputs"))
+
+
+def make_run_id(label: str = "run") -> str:
+    """A fresh run id: UTC time, the label, the short git commit."""
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    sha = (git_commit().get("commit") or "nogit")[:7]
+    return f"{stamp}_{re.sub(r'[^A-Za-z0-9_.-]+', '-', label)}_{sha}"

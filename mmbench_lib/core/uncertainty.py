@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 #: the status of an item that counts in a denominator (failed and n/a items do not)
 SCORED = "ok"
@@ -38,6 +37,8 @@ def accuracy_ci(rows, confidence: float = 0.95, n_resamples: int = 2000, seed: i
     acc = 100.0 * g["sum"].sum() / g["count"].sum()
     if len(g) < 2:
         return {"accuracy": acc, "low": None, "high": None, "n": int(g["count"].sum()), "clusters": len(g)}
+    from scipy import stats  # here, not at the top: scipy.stats costs a second on every `mmbench` command
+
     res = stats.bootstrap((g["sum"].to_numpy(float), g["count"].to_numpy(float)), _ratio, paired=True, vectorized=True,
                           confidence_level=confidence, n_resamples=n_resamples, method="percentile",
                           rng=np.random.default_rng(seed))
@@ -60,6 +61,8 @@ def compare_runs(rows_a, rows_b, n_resamples: int = 2000, seed: int = 0, confide
     common = a.index.intersection(b.index)
     if len(common) == 0:
         raise ValueError("the two runs share no scored item")
+    from scipy import stats
+
     ca, cb = a.loc[common, "correct"].to_numpy(), b.loc[common, "correct"].to_numpy()
     only_a, only_b = int(((ca == 1) & (cb == 0)).sum()), int(((ca == 0) & (cb == 1)).sum())
     p = stats.binomtest(only_b, only_a + only_b, 0.5).pvalue if only_a + only_b else 1.0

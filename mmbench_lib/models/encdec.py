@@ -19,7 +19,7 @@ import torch
 
 from mmbench_lib.core.requests import IMAGE, ChoiceScore, GenerateRequest, Generation, ScoreRequest
 from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, stop_ids
-from mmbench_lib.scoring import choice_scores
+from mmbench_lib.scoring.reference import choice_scores
 
 
 @dataclass

@@ -12,7 +12,8 @@ import torch
 
 from mmbench_lib.core.requests import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, interleave
 from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, stop_ids
-from mmbench_lib.scoring import Prepared, get_scorer
+from mmbench_lib.scoring import get_scorer
+from mmbench_lib.scoring.reference import Prepared
 
 
 def pick_device(device: str = "auto") -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mmbench_lib.models import embedded
 from mmbench_lib.models.adapters import image_text_adapter
-from mmbench_lib.models.registry import register_model
+from mmbench_lib.models.registry import DESCRIPTIONS, register_model
 from mmbench_lib.models.tiny_specs import TINY_FAMILIES
 
 
@@ -91,3 +91,12 @@ def load_tiny_family(target, *, prefix, device, dtype, scorer, trust_remote_code
     model, processor = getattr(tiny, builder)(**kwargs)
     info = {"model_id": f"tiny random-weight {type(model).__name__} (tests only)", "trust_remote_code": trust_remote_code}
     return image_text_adapter(model.to(dev), processor, prefix, info=info, scorer=scorer, append_eos=append_eos)
+
+
+DESCRIPTIONS.update({
+    "vlm": "any image-text-to-text model via AutoModelForImageTextToText and its processor; family detected from the "
+           "config: LLaVA-1.5 / NeXT / OneVision, Idefics3 / SmolVLM, Qwen2-VL / Qwen2.5-VL, PaliGemma, BLIP-2 / InstructBLIP",
+    "blip2": "BLIP-2 through Blip2ForConditionalGeneration (T5: encoder-decoder scoring; OPT: decoder-only)",
+    "instructblip": "InstructBLIP through InstructBlipForConditionalGeneration (T5 or Vicuna language model)",
+    **{p: f"random-weight {p[5:]} model built from a config (tests and plumbing demos, not accuracy)" for p in TINY_FAMILIES},
+})

@@ -54,3 +54,28 @@ def check_spec(spec: str) -> Family:
     if family.needs_target and not target:
         raise ValueError(f"model spec {spec!r} needs a name after the colon, e.g. {prefix}:<hub id or path>")
     return family
+
+
+#: one line per prefix for ``mmbench list models`` where a loader serves several prefixes
+DESCRIPTIONS: dict[str, str] = {}
+
+
+def describe_model(prefix: str) -> str:
+    """One line about a registered prefix: ``DESCRIPTIONS``, else the first line of its loader's docstring."""
+    if prefix in DESCRIPTIONS:
+        return DESCRIPTIONS[prefix]
+    doc = (MODEL_REGISTRY[prefix].loader.__doc__ or "").strip().splitlines()
+    line = doc[0] if doc else ""
+    if line.startswith("``") and "``: " in line:  # "``random`` or ``random:<seed>``: the ..." -> "the ..."
+        line = line.rpartition("``: ")[2]
+    return line.replace("``", "").rstrip(".")
+
+
+def spec_usage(prefix: str) -> str:
+    """How a spec of ``prefix`` is written: ``vlm:<hub id or path>``, ``openai:<served model name>``, ``smollm2``."""
+    family = MODEL_REGISTRY[prefix]
+    if family.endpoint:
+        return f"{prefix}:<served model name>"
+    if family.needs_target:
+        return f"{prefix}:<hub id or path>"
+    return f"{prefix}[:<seed>]" if prefix == "random" else prefix

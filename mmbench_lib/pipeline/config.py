@@ -16,7 +16,7 @@ from typing import Any
 from mmbench_lib import tasks
 from mmbench_lib.models.registry import check_spec
 from mmbench_lib.pipeline.baselines import BASELINES
-from mmbench_lib.scoring import REDUCTIONS, SCORERS
+from mmbench_lib.scoring import REDUCTIONS, scorer_names
 from mmbench_lib.tasks.recipes import RECIPES
 
 DTYPES = (None, "auto", "float32", "float16", "bfloat16")
@@ -92,7 +92,7 @@ class RunConfig:
             raise ValueError("RunConfig.out_dir: give the run folder (empty)")
         self._known("recipe", self.recipe, sorted(RECIPES))
         self._known("reduction", self.reduction, (None, *REDUCTIONS))
-        self._known("scorer", self.scorer, sorted(SCORERS))
+        self._known("scorer", self.scorer, scorer_names())
         self._known("baseline", self.baseline, BASELINES)
         self._known("dtype", self.dtype, DTYPES)
         if not DEVICE_RE.fullmatch(self.device):

@@ -10,7 +10,7 @@ from mmbench_lib.core.media import MediaError, check_media, load_visual_inputs
 from mmbench_lib.core.rows import base_row, cluster_key, failed_row, na_row, ok_row  # noqa: F401 - re-exported
 from mmbench_lib.core.store import RunStore
 from mmbench_lib.pipeline.loop import run_loop
-from mmbench_lib.scoring import pick
+from mmbench_lib.scoring.reference import pick
 from mmbench_lib.tasks.recipes import Recipe, paper_preprocess, score_request
 
 NO_IMAGE_MODEL = "needs image output; this model cannot produce images and no generated images were given"

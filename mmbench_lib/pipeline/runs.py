@@ -1,9 +1,6 @@
 """Run directories under ``outputs/``, the one entry point ``evaluate(config)`` and notebook plumbing."""
 from __future__ import annotations
 
-import datetime as _dt
-import os
-import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,22 +11,12 @@ from mmbench_lib.pipeline.ranking import rank_items
 from mmbench_lib.core.metrics import per_dimension, summarize
 from mmbench_lib.models import load_adapter
 from mmbench_lib.tasks.recipes import get_recipe
-from mmbench_lib.core.paths import run_folder
+from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder  # noqa: F401 - re-exported
 from mmbench_lib.core.store import RunStore
 from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.pipeline.generation import evaluate_generation, label_for
 from mmbench_lib.pipeline.ocr import OCRUnavailable
 from mmbench_lib.pipeline.shards import select
-
-
-def outputs_root() -> Path:
-    return manifest.resolve(os.environ.get("MMBENCH_OUTPUTS", "outputs"))
-
-
-def make_run_id(label: str = "run") -> str:
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    sha = (manifest.git_commit().get("commit") or "nogit")[:7]
-    return f"{stamp}_{re.sub(r'[^A-Za-z0-9_.-]+', '-', label)}_{sha}"
 
 
 def run_dir(run_id: str | None = None, label: str = "run") -> Path:

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from mmbench_lib.core.requests import ChoiceScore
-
-REDUCTIONS = ("sum", "mean")
+from mmbench_lib.scoring.names import REDUCTIONS  # noqa: F401 - re-exported
 
 
 @dataclass

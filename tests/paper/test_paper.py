@@ -94,7 +94,7 @@ def test_make_paper_runs_both_notebooks_and_writes_the_gallery(tmp_path):
     venv = Path(sys.prefix)
     env = {**os.environ, "MMBENCH_OUTPUTS": str(tmp_path / "outputs")}
     dest = tmp_path / "gallery"
-    proc = subprocess.run(["make", "-o", f"{venv}/.installed", "paper", f"VENV={venv}", f"PAPER_DEST={dest}"],
+    proc = subprocess.run(["make", "-o", f"{venv}/.installed", "paper", f"VENV={venv}", f"PAPER_DEST={dest}", "PAPER_ID=paper"],
                           cwd=repo, env=env, capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     readme = (dest / "README.md").read_text()

@@ -1,0 +1,225 @@
+"""Checks of a run's parameter values that need no kernel, no data load and no model.
+
+``check_values(values)`` takes a notebook's effective parameters (defaults plus the ones given) and
+raises ``BadValue(name, why)`` for the first value that cannot work: a model spec that cannot be
+resolved offline (unknown family, missing local folder, a hub id absent from the local Hugging Face
+cache under ``HF_HUB_OFFLINE=1``), a split, subject (with a did-you-mean), dimension, level, part,
+benchmark, baseline, device, dtype, data source or run folder that does not exist. It imports no
+torch or transformers and reads no dataset, so ``mmbench run`` refuses a mistake in about a second.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+
+from mmbench_lib import tasks
+from mmbench_lib.core.manifest import resolve
+from mmbench_lib.core.paths import outputs_root
+from mmbench_lib.models import embedded
+from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, split_spec
+from mmbench_lib.pipeline.baselines import BASELINES
+from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES
+from mmbench_lib.tasks import cmmmu, mmmu, seed1, seed2
+
+HUB_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
+TRUE = ("1", "on", "yes", "true")
+
+
+class BadValue(ValueError):
+    """A parameter value that cannot work; ``name`` is the parameter, the message says why."""
+
+    def __init__(self, name: str, why: str):
+        super().__init__(why)
+        self.name = name
+
+
+def offline() -> bool:
+    """True when ``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) forbids downloads."""
+    return any(os.environ.get(v, "").strip().lower() in TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def did_you_mean(value, known) -> str:
+    close = difflib.get_close_matches(str(value), [str(k) for k in known], n=1, cutoff=0.6)
+    if not close:
+        close = difflib.get_close_matches(str(value).lower(), [str(k).lower() for k in known], n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _looks_like_path(target: str) -> bool:
+    return target.startswith(("/", ".", "~")) or target.count("/") > 1 or "\\" in target or target.endswith("/")
+
+
+def hub_cached(repo_id: str, revision: str | None = None, kind: str = "model") -> bool:
+    """True when the local Hugging Face cache (``HF_HUB_CACHE``, ``HF_HOME``) holds ``repo_id``: a
+    model's ``config.json`` at ``revision``; any snapshot or ``datasets`` cache entry of a dataset."""
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    home = Path(os.environ.get("HF_HOME") or constants.HF_HOME)
+    hub = Path(os.environ.get("HF_HUB_CACHE") or (home / "hub" if "HF_HOME" in os.environ else constants.HF_HUB_CACHE))
+    if kind == "model":
+        return isinstance(try_to_load_from_cache(repo_id, "config.json", cache_dir=hub, revision=revision or None), str)
+    datasets_cache = Path(os.environ.get("HF_DATASETS_CACHE") or home / "datasets")
+    wanted = repo_id.replace("/", "___").lower()
+    return (hub / f"datasets--{repo_id.replace('/', '--')}").is_dir() or (
+        datasets_cache.is_dir() and any(p.name.lower() == wanted for p in datasets_cache.iterdir()))
+
+
+def check_model(spec, revision: str | None = None, name: str = "model") -> None:
+    """A model spec that can load without the network, or ``BadValue`` saying why and what to do."""
+    if not isinstance(spec, str):
+        raise BadValue(name, "a model spec is a string such as 'smollm2' or 'vlm:<hub id or path>'")
+    try:
+        family = check_spec(spec)
+    except ValueError as e:
+        prefixes = [p for p in MODEL_REGISTRY if ":" not in spec]
+        raise BadValue(name, f"{e}{did_you_mean(split_spec(spec)[0], prefixes or MODEL_REGISTRY)}") from None
+    prefix, target = split_spec(spec)
+    if prefix == "smollm2":
+        try:
+            embedded.gguf_path()
+        except RuntimeError as e:
+            raise BadValue(name, str(e)) from None
+    if prefix == "random" and target and not target.lstrip("-").isdigit():
+        raise BadValue(name, f"the seed after 'random:' must be an integer, e.g. random:0{did_you_mean(spec, ['random'])}")
+    if family.endpoint or not family.needs_target:
+        return
+    local = resolve(target)
+    if local.exists():
+        if local.is_dir() and not (local / "config.json").is_file():
+            raise BadValue(name, f"{local} has no config.json: not a transformers model folder")
+        return
+    if _looks_like_path(target) or not HUB_ID_RE.fullmatch(target):
+        raise BadValue(name, f"no such model folder {str(local)!r} (relative paths start at the repository root)")
+    if offline() and not hub_cached(target, revision):
+        rev = f" at revision {revision!r}" if revision else ""
+        raise BadValue(name, f"hub id {target!r}{rev} is not in the local Hugging Face cache and HF_HUB_OFFLINE=1 "
+                             f"forbids downloading it; download it first (huggingface-cli download {target}) "
+                             f"or give a local folder ({prefix}:/path/to/model)")
+
+
+def check_benchmark(benchmark, protocol: str | None, name: str = "benchmark") -> None:
+    """A known benchmark, of the notebook's protocol (ranking or generation) when given."""
+    if benchmark not in tasks.MODULES:
+        raise BadValue(name, f"unknown benchmark; use one of {sorted(tasks.MODULES)}{did_you_mean(benchmark, tasks.MODULES)}")
+    if protocol and getattr(tasks.get(benchmark), "PROTOCOL", "ranking") != protocol:
+        same = sorted(b for b in tasks.MODULES if getattr(tasks.get(b), "PROTOCOL", "ranking") == protocol)
+        raise BadValue(name, f"this notebook evaluates {protocol} benchmarks {same}")
+
+
+def check_split(benchmark: str, split) -> None:
+    """Empty (the benchmark's default split), a split of the benchmark or one of its aliases."""
+    task = tasks.get(benchmark)
+    if split in ("", None) or not hasattr(task, "SPLITS"):
+        return
+    if task.SPLIT_ALIASES.get(split, split) not in task.SPLITS:
+        known = [*task.SPLITS, *task.SPLIT_ALIASES]
+        raise BadValue("split", f"unknown {benchmark} split; use one of {list(task.SPLITS)} (default "
+                                f"{task.DEFAULT_SPLIT!r}){did_you_mean(split, known)}")
+
+
+def _subject_names(benchmark: str) -> tuple:
+    if benchmark == "mmmu":
+        return mmmu.resolve_subject, [*mmmu.SUBJECTS, *mmmu.SHORT_KEYS]
+    return cmmmu.resolve_category, [*cmmmu.CATEGORY_ORDER, *cmmmu.CATEGORY_EN.values(), *cmmmu.CATEGORY_FOLDER.values()]
+
+
+def check_subjects(benchmark: str, subjects) -> None:
+    """``all``, or subject names / short keys (MMMU) or categories (CMMMU), with a did-you-mean."""
+    if subjects in ("all", None, [], ()) or benchmark not in ("mmmu", "cmmmu"):
+        return
+    resolve_name, known = _subject_names(benchmark)
+    for s in [subjects] if isinstance(subjects, str) else subjects:
+        try:
+            resolve_name(s)
+        except (ValueError, AttributeError, TypeError):
+            what = "MMMU subject" if benchmark == "mmmu" else "CMMMU category"
+            hint = did_you_mean(s, known) or f"; known: {known[:8]} ... (mmbench list benchmarks)"
+            raise BadValue("subjects", f"unknown {what} {s!r}{hint}") from None
+
+
+def check_dimensions(benchmark: str, dimensions) -> None:
+    """SEED v1: image, video, all or dimension ids 1-12; SEED-2: all or ids 1-27."""
+    if dimensions in ("all", None, [], ()):
+        return
+    if benchmark in ("seed", "seed1"):
+        if isinstance(dimensions, str) and dimensions not in ("image", "video"):
+            raise BadValue("dimensions", f"use 'image', 'video', 'all' or a list of ids 1-12"
+                                         f"{did_you_mean(dimensions, ['image', 'video', 'all'])}")
+        known = seed1.DIMENSIONS
+    else:
+        known = seed2.DIMENSIONS
+        if isinstance(dimensions, str):
+            raise BadValue("dimensions", f"use 'all' or a list of ids 1-{max(known)}")
+    for d in [dimensions] if isinstance(dimensions, int) else dimensions if isinstance(dimensions, list) else []:
+        if isinstance(d, bool) or not isinstance(d, int) or d not in known:
+            raise BadValue("dimensions", f"{d!r} is not a {benchmark} dimension id (1-{max(known)})")
+
+
+def check_choice(name: str, value, allowed) -> None:
+    if value not in allowed:
+        raise BadValue(name, f"use one of {list(allowed)}{did_you_mean(value, allowed)}")
+
+
+def check_source(benchmark: str, source) -> None:
+    """Empty (the demo set), an existing local folder, or a hub id the cache holds when offline."""
+    if not source:
+        return
+    if resolve(source).exists():
+        return
+    if _looks_like_path(source) or source.count("/") != 1 or not HUB_ID_RE.fullmatch(source):
+        raise BadValue("source", f"no such folder {str(resolve(source))!r}, and not a hub id such as "
+                                 f"{tasks.get(benchmark).HUB_ID!r}")
+    if offline() and not hub_cached(source, kind="dataset"):
+        raise BadValue("source", f"hub dataset {source!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE=1 "
+                                 f"forbids downloading it; download it first or give a local folder")
+
+
+def run_folder_exists(ref) -> bool:
+    """A run folder given as a path (absolute or from the repository root) or a run id under outputs/."""
+    return bool(ref) and (resolve(ref).is_dir() or (outputs_root() / str(ref)).is_dir())
+
+
+def _check_runs(name: str, refs) -> None:
+    for ref in [refs] if isinstance(refs, str) else refs or []:
+        if not run_folder_exists(ref):
+            raise BadValue(name, f"no run folder {ref!r} (neither a folder nor a run id under {outputs_root()})")
+
+
+def _uses_model(values: dict) -> bool:
+    return values.get("baseline", "none") not in ("random", "frequent")
+
+
+def check_values(values: dict, protocol: str | None = None) -> None:
+    """Every known parameter of ``values`` (a notebook's effective parameters); ``protocol`` is the
+    notebook's (from its default benchmark). Raises ``BadValue`` for the first that cannot work."""
+    benchmarks = values.get("benchmarks") or [values.get("benchmark", "seed2")]
+    for b in benchmarks:
+        check_benchmark(b, protocol, "benchmarks" if "benchmarks" in values else "benchmark")
+    benchmark = benchmarks[0]
+    if "model" in values and _uses_model(values):
+        check_model(values["model"], values.get("revision") or None)
+    for spec in values.get("models") or []:
+        check_model(spec, values.get("revision") or None, name="models")
+    if "split" in values:
+        check_split(benchmark, values["split"])
+    if "subjects" in values:
+        check_subjects(benchmark, values["subjects"])
+    if "dimensions" in values:
+        check_dimensions(benchmark, values["dimensions"])
+    if "source" in values:
+        check_source(benchmark, values["source"])
+    choices = {"level": seed2.LEVELS, "seed2_level": seed2.LEVELS, "part": ("all", *seed2.SUBPARTS),
+               "baseline": ("all", *BASELINES), "papers": ("seed", "mmmu"), "dtype": [d for d in DTYPES if d] + [""]}
+    for name, allowed in choices.items():
+        if name in values and values[name] is not None:
+            check_choice(name, values[name], allowed)
+    if isinstance(values.get("device"), str) and not DEVICE_RE.fullmatch(values["device"]):
+        raise BadValue("device", "use auto, cpu, mps, cuda or cuda:<n>")
+    for name in ("runs", "compare_runs", "source_run"):
+        if values.get(name):
+            _check_runs(name, values[name])
+    generated = values.get("generated_dir")
+    if generated and generated != "demo" and not resolve(generated).is_dir():
+        raise BadValue("generated_dir", f"no such folder {str(resolve(generated))!r}")

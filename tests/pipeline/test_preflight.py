@@ -1,0 +1,96 @@
+"""Parameter values checked before a kernel starts (``mmbench_lib.pipeline.preflight``)."""
+import json
+
+import pytest
+
+from mmbench_lib.pipeline.preflight import BadValue, check_model, check_values
+
+
+def _cache_model(hub, repo_id, sha="0123456789abcdef0123456789abcdef01234567"):
+    folder = hub / f"models--{repo_id.replace('/', '--')}"
+    (folder / "snapshots" / sha).mkdir(parents=True)
+    (folder / "snapshots" / sha / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    (folder / "refs").mkdir()
+    (folder / "refs" / "main").write_text(sha)
+
+
+def test_hub_id_offline_must_be_in_the_local_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    with pytest.raises(BadValue, match="not in the local Hugging Face cache and HF_HUB_OFFLINE=1") as e:
+        check_model("causal:org/cached-model")
+    assert "huggingface-cli download org/cached-model" in str(e.value) and "huggingface.co" not in str(e.value)
+    _cache_model(tmp_path / "hub", "org/cached-model")
+    check_model("causal:org/cached-model")  # now found offline
+    with pytest.raises(BadValue, match="at revision 'v2'"):
+        check_model("vlm:org/cached-model", revision="v2")
+
+
+def test_hub_id_online_is_left_to_the_hub(tmp_path, monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    check_model("causal:org/not-cached")
+
+
+def test_local_model_folder(tmp_path):
+    with pytest.raises(BadValue, match="no such model folder"):
+        check_model(f"vlm:{tmp_path / 'missing'}")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BadValue, match="has no config.json"):
+        check_model(f"causal:{tmp_path / 'empty'}")
+    (tmp_path / "empty" / "config.json").write_text("{}")
+    check_model(f"causal:{tmp_path / 'empty'}")
+
+
+@pytest.mark.parametrize("spec,needle", [
+    ("llava", "did you mean 'tiny-llava'"),
+    ("cuasal:org/x", "did you mean 'causal'"),
+    ("vlm:", "needs a name after the colon"),
+    ("random:abc", "must be an integer"),
+    (3, "a model spec is a string"),
+])
+def test_bad_model_specs(spec, needle):
+    with pytest.raises(BadValue, match=None) as e:
+        check_model(spec)
+    assert needle in str(e.value) and e.value.name == "model"
+
+
+@pytest.mark.parametrize("values,name,needle", [
+    ({"benchmark": "mmmu", "split": "valid"}, "split", "did you mean 'val'"),
+    ({"benchmark": "cmmmu", "split": "validation"}, None, None),
+    ({"benchmark": "mmmu", "subjects": ["Acounting"]}, "subjects", "did you mean 'Accounting'"),
+    ({"benchmark": "mmmu", "subjects": ["acc", "Art Theory"]}, None, None),
+    ({"benchmark": "cmmmu", "subjects": "buisness"}, "subjects", "did you mean 'business'"),
+    ({"benchmark": "seed", "dimensions": [1, 13]}, "dimensions", "13 is not a seed dimension id"),
+    ({"benchmark": "seed", "dimensions": "imgae"}, "dimensions", "did you mean 'image'"),
+    ({"benchmark": "seed2", "dimensions": [27]}, None, None),
+    ({"benchmark": "seed2", "level": "L4"}, "level", "use one of ['L1', 'L2', 'L3']"),
+    ({"benchmark": "seed2", "part": "Singel-Image"}, "part", "use one of"),
+    ({"benchmark": "seeds"}, "benchmark", "did you mean 'seed'"),
+    ({"benchmark": "mmmu", "baseline": "frequnt"}, "baseline", "did you mean 'frequent'"),
+    ({"benchmark": "mmmu", "source": "no/such/folder"}, "source", "no such folder"),
+    ({"device": "gpu"}, "device", "cuda:<n>"),
+    ({"dtype": "fp16"}, "dtype", "use one of"),
+    ({"compare_runs": ["no-such-run"]}, "compare_runs", "no run folder 'no-such-run'"),
+])
+def test_values(values, name, needle, monkeypatch, tmp_path):
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path))
+    if name is None:
+        check_values(values)
+        return
+    with pytest.raises(BadValue) as e:
+        check_values(values)
+    assert e.value.name == name and needle in str(e.value), str(e.value)
+
+
+def test_notebook_protocol_decides_the_benchmarks():
+    with pytest.raises(BadValue, match="ranking benchmarks"):
+        check_values({"benchmark": "mmmu"}, protocol="ranking")
+    check_values({"benchmark": "seed2"}, protocol="ranking")
+
+
+def test_a_baseline_without_a_model_does_not_check_the_model():
+    check_values({"benchmark": "mmmu", "baseline": "random", "model": "causal:/no/such/model"})
+    with pytest.raises(BadValue):
+        check_values({"benchmark": "mmmu", "baseline": "all", "model": "causal:/no/such/model"})
