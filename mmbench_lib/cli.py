@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 from mmbench_lib.demo import ensure_demo
+from mmbench_lib.launch.options import add_arguments as add_launch_arguments, options_from_args
 from mmbench_lib.pipeline.rescore_seed import score_predictions
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.pipeline.rescoring import print_table, score_responses, write_outputs
@@ -45,7 +46,13 @@ def cmd_run(a) -> int:
     overrides = {}
     for name, value in a.param or []:
         overrides[name] = parse_override(name, value)
-    folder = run_notebook(a.notebook, a.file, overrides, run_id=a.run_id, timeout=a.timeout)
+    if a.shards is not None:  # one papermill execution per shard through submitit, then the merge
+        from mmbench_lib.launch.launcher import launch_shards
+
+        folder = launch_shards(a.notebook, a.file, overrides, run_id=a.run_id, num_shards=a.shards,
+                               options=options_from_args(a), timeout=a.timeout)
+    else:
+        folder = run_notebook(a.notebook, a.file, overrides, run_id=a.run_id, timeout=a.timeout)
     print(f"run folder: {folder}")
     return 0
 
@@ -127,6 +134,7 @@ def main(argv=None) -> int:
     s.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"), help="one parameter (YAML value)")
     s.add_argument("--run-id")
     s.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
+    add_launch_arguments(s)
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("score-predictions", help="rescore an official SEED results file")

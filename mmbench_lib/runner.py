@@ -18,6 +18,7 @@ from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.core.paths import validate_run_id
 from mmbench_lib.core.store import write_text_atomic
 from mmbench_lib.pipeline.runs import make_run_id, run_dir
+from mmbench_lib.pipeline.shards import shard_from_params
 from mmbench_lib.scoring import REDUCTIONS, SCORERS
 from mmbench_lib.tasks.recipes import RECIPES
 
@@ -161,7 +162,7 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
     params = read_params(param_files, overrides)
     check_params(nb.name, params, pm.inspect_notebook(str(nb)))
     params["run_id"] = run_id = validate_run_id(run_id or params.get("run_id") or make_run_id(nb.stem))
-    folder = run_dir(run_id)
+    folder = run_dir(run_id, shard=shard_from_params(params))  # a shard writes only in its own folder
     write_text_atomic(folder / "params.yaml", yaml.safe_dump(params, sort_keys=True, allow_unicode=True))
     final = folder / nb.name
     partial = folder / f".{nb.stem}.partial.ipynb"  # papermill rewrites it as cells finish
