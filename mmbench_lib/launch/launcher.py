@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import yaml
-from submitit.core.utils import UncompletedJobError
+from submitit.core.utils import FailedJobError
 
 from mmbench_lib.core.paths import validate_run_id
 from mmbench_lib.launch.executors import make_executors
@@ -70,12 +70,11 @@ def shard_finished(folder: Path, counter: ShardCounter, params: dict) -> bool:
 
 def _reason(err: Exception) -> str:
     """One line for a failed shard's job."""
-    if isinstance(err, UncompletedJobError):
+    if not isinstance(err, FailedJobError):  # no result at all: the process was killed
         return "its process ended without a result (killed, out of memory or pre-empted)"
-    text = str(err)
-    trace = text.split("-" * 22)[1] if text.count("-" * 22) >= 2 else text
-    lines = [ln.strip() for ln in trace.splitlines() if ln.strip()]
-    return lines[-1][:300] if lines else type(err).__name__
+    trace = str(err).split("You can check full logs")[0]  # submitit's text: the job's traceback, then log paths
+    lines = [ln.strip() for ln in trace.splitlines() if ln.strip().strip("-")]
+    return " ".join(lines[-1].split())[:300] if lines else type(err).__name__
 
 
 class _Shards:
@@ -116,7 +115,7 @@ class _Shards:
         why = _reason(err)
         if self.attempts[k] > self.options.max_retries:
             self.states[k], self.errors[k] = "failed", f"{why} (log: {job.paths.stdout})"
-            self.out(f"shard {k}-of-{self.n} failed for good after {self.attempts[k]} attempts: {why}", flush=True)
+            self.out(f"shard {k}-of-{self.n} failed for good after {self.attempts[k]} attempt(s): {why}", flush=True)
             return
         stored = self.counters[k].done()
         self.submit(k)
@@ -160,7 +159,7 @@ def launch_shards(notebook, param_files: list[str] | None = None, overrides: dic
         raise
     if shards.errors:
         k, why = sorted(shards.errors.items())[0]
-        raise LaunchError(f"shard {k}-of-{num_shards} failed {shards.attempts[k]} times, not merged: {why}; "
+        raise LaunchError(f"shard {k}-of-{num_shards} failed ({shards.attempts[k]} attempt(s)), not merged: {why}; "
                           f"the same command resumes every shard from its store")
     folder = run_notebook(nb, overrides={**params, "merge_shards": True, "num_shards": num_shards},
                           run_id=params["run_id"], timeout=timeout, progress=False)

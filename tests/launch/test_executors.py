@@ -1,6 +1,7 @@
 """Where shards run: submitit's real local executor (GPUs split through CUDA_VISIBLE_DEVICES) and the
 sbatch file its real Slurm executor writes from our options; launch errors are one line."""
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,21 @@ def test_bad_launches_are_refused_before_anything_runs(args, message, outputs, c
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
     assert not any(outputs.iterdir())  # no run folder, no job
+
+
+def _fails():
+    raise ValueError("the model spec names no model")
+
+
+def _dies():
+    os.kill(os.getpid(), signal.SIGKILL)  # the job's own process, before it can write a result
+
+
+def test_a_failed_shard_is_summed_up_in_one_line(tmp_path):
+    from mmbench_lib.launch.launcher import _reason
+
+    job = local_executor(tmp_path, (), LaunchOptions()).submit(_fails)
+    assert _reason(job.exception()) == "ValueError: the model spec names no model"
+    killed = local_executor(tmp_path, (), LaunchOptions()).submit(_dies)
+    killed._results_timeout_s = 0
+    assert _reason(killed.exception()) == "its process ended without a result (killed, out of memory or pre-empted)"
