@@ -101,7 +101,7 @@ class _Shards:
             else:
                 self.submit(k)
         self.out(f"submitted {len(self.jobs)} of {self.n} shards ({self.options.launcher}); "
-                 f"logs in {self.folders[0].parent}/<k>-of-{self.n}/submitit/", flush=True)
+                 f"logs in {self.folders[0].parent}/<k>-of-{self.n}/submitit/")
 
     def check(self, k: int) -> None:
         """Look at a running shard once: done, or failed and resubmitted, or failed for good."""
@@ -115,12 +115,12 @@ class _Shards:
         why = _reason(err)
         if self.attempts[k] > self.options.max_retries:
             self.states[k], self.errors[k] = "failed", f"{why} (log: {job.paths.stdout})"
-            self.out(f"shard {k}-of-{self.n} failed for good after {self.attempts[k]} attempt(s): {why}", flush=True)
+            self.out(f"shard {k}-of-{self.n} failed for good after {self.attempts[k]} attempt(s): {why}")
             return
         stored = self.counters[k].done()
         self.submit(k)
         self.out(f"shard {k}-of-{self.n} failed ({why}); resubmitted (attempt {self.attempts[k]} of "
-                 f"{self.options.max_retries + 1}), it resumes after its {stored} stored items", flush=True)
+                 f"{self.options.max_retries + 1}), it resumes after its {stored} stored items")
 
     def wait(self) -> None:
         line = ProgressLine(self.counters, self.n, self.out)
@@ -140,7 +140,7 @@ class _Shards:
 
 def launch_shards(notebook, param_files: list[str] | None = None, overrides: dict | None = None,
                   run_id: str | None = None, num_shards: int = 2, options: LaunchOptions | None = None,
-                  timeout: int | None = None, out=print) -> Path:
+                  timeout: int | None = None, out=None) -> Path:
     """Run ``notebook`` as ``num_shards`` shards (see the module doc) and merge them; returns the run folder.
 
     From a notebook: ``launch_shards("notebooks/10_seed_bench.ipynb", overrides={"model": "smollm2"},
@@ -148,6 +148,7 @@ def launch_shards(notebook, param_files: list[str] | None = None, overrides: dic
     the other shards run to their end first, and the same call later resumes every shard from its store.
     """
     options = options or LaunchOptions()
+    out = out or (lambda line: print(line, flush=True))
     nb, params = _prepare(notebook, param_files, overrides, run_id, num_shards)
     shards = _Shards(nb, params, num_shards, options, out)
     try:

@@ -55,7 +55,7 @@ def _clock(seconds: float) -> str:
 class ProgressLine:
     """One line over all shards, printed when something changed: ``[0:01:12] 0-of-2 8/18 running ...``."""
 
-    def __init__(self, counters: dict[int, ShardCounter], num_shards: int, out=print):
+    def __init__(self, counters: dict[int, ShardCounter], num_shards: int, out):
         self.counters, self.n, self.out = counters, num_shards, out
         self.start, self.last = time.monotonic(), None
 
@@ -68,4 +68,4 @@ class ProgressLine:
         line = " | ".join(parts)
         if line != self.last:
             self.last = line
-            self.out(f"[{_clock(time.monotonic() - self.start)}] shards {line}", flush=True)
+            self.out(f"[{_clock(time.monotonic() - self.start)}] shards {line}")

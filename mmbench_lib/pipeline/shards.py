@@ -49,7 +49,7 @@ def shard_manifests(run_dir) -> list[Path]:
 def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
     """Merge the shard files found in ``run_dirs`` (and their ``shards/*/`` folders) into ``out_dir``:
     every shard 0..N-1 present, every expected item present exactly once (else ValueError naming what
-    is wrong). Merging again into a folder holding exactly these rows rewrites only the metrics."""
+    is wrong). Merging again (after the shards resumed with more items) adds only the rows not merged yet."""
     shards, rows_by_id, dupes, expected = {}, {}, [], set()
     for d in map(Path, run_dirs):
         for mpath in shard_manifests(d):
@@ -83,10 +83,10 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
     if extra:
         raise ValueError(f"{len(extra)} scored item(s) belong to no shard's item list, e.g. {extra[:5]}")
     store = RunStore(out_dir)
-    if store.rows() and {r["id"]: r for r in store.rows()} != rows_by_id:
-        raise ValueError(f"{out_dir} already holds other predictions; merge into an empty folder")
-    if not store.rows():
-        store.append(list(rows_by_id.values()))
+    held = {r["id"]: r for r in store.rows()}  # an earlier merge of these shards (fewer items, or the same)
+    if any(rows_by_id.get(i) != r for i, r in held.items()):
+        raise ValueError(f"{out_dir} already holds predictions that are not these shards' rows; merge into an empty folder")
+    store.append([r for i, r in rows_by_id.items() if i not in held])
     first = json.loads(shards[(0, n)].read_text(encoding="utf-8"))
     store.update_manifest(**{k: v for k, v in first.items() if k != "shard"},
                           merged_from=[str(p) for p in shards.values()], num_shards=n)

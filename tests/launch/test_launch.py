@@ -59,7 +59,7 @@ def test_shards_touch_disjoint_files_and_the_launch_merges_to_one_process(demo_d
             assert f"shards/{k}-of-2/{name}" in new, name
         seen = now
     lines = []  # the launcher finds both shards finished with these parameters: it only merges
-    folder = launch_shards(NB, overrides=params, run_id="two", num_shards=2, out=lambda s, **_: lines.append(s))
+    folder = launch_shards(NB, overrides=params, run_id="two", num_shards=2, out=lines.append)
     assert lines[0].startswith("submitted 0 of 2 shards (local)") and "done earlier" in lines[-1]
     after = _files(run)
     assert {f: h for f, h in after.items() if f in seen} == seen  # the merge only reads the shards
