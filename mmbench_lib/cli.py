@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 from mmbench_lib.demo import ensure_demo
-from mmbench_lib.launch.options import add_arguments as add_launch_arguments, options_from_args
+from mmbench_lib.launch.options import add_arguments as add_launch_arguments, launch_requested, options_from_args
 from mmbench_lib.pipeline.rescore_seed import score_predictions
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.pipeline.rescoring import print_table, score_responses, write_outputs
@@ -46,7 +46,7 @@ def cmd_run(a) -> int:
     overrides = {}
     for name, value in a.param or []:
         overrides[name] = parse_override(name, value)
-    if a.shards is not None:  # one papermill execution per shard through submitit, then the merge
+    if launch_requested(a):  # --shards N: one papermill execution per shard through submitit, then the merge
         from mmbench_lib.launch.launcher import launch_shards
 
         folder = launch_shards(a.notebook, a.file, overrides, run_id=a.run_id, num_shards=a.shards,

@@ -60,3 +60,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def options_from_args(a: argparse.Namespace) -> LaunchOptions:
     return LaunchOptions(launcher=a.launcher, gpus_per_shard=a.gpus_per_shard, slurm_partition=a.slurm_partition,
                          slurm_time=a.slurm_time, slurm_options=dict(a.slurm_opt), max_retries=a.max_retries)
+
+
+def launch_requested(a: argparse.Namespace) -> bool:
+    """``--shards`` given; the other launch flags without it are a mistake (one-line ``LaunchError``)."""
+    if a.shards is None:
+        given = [flag for flag, value in (("--launcher", a.launcher != "local"), ("--gpus-per-shard", a.gpus_per_shard),
+                                          ("--slurm-partition", a.slurm_partition), ("--slurm-time", a.slurm_time),
+                                          ("--slurm-opt", a.slurm_opt), ("--max-retries", a.max_retries != 2)) if value]
+        if given:
+            raise LaunchError(f"{', '.join(given)} only apply with --shards N")
+    return a.shards is not None

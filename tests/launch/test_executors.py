@@ -61,6 +61,8 @@ def test_slurm_launcher_off_a_cluster_is_one_line(monkeypatch, tmp_path, capsys)
      "--shards sets ['shard_index'] itself"),
     (["notebooks/10_seed_bench.ipynb", "--shards", "2", "-p", "modle", "x"], "has no parameter(s) ['modle']"),
     (["notebooks/10_seed_bench.ipynb", "--shards", "2", "--max-retries", "-1"], "--max-retries -1: must be >= 0"),
+    (["notebooks/10_seed_bench.ipynb", "--launcher", "slurm", "--slurm-time", "60"],
+     "--launcher, --slurm-time only apply with --shards N"),
 ])
 def test_bad_launches_are_refused_before_anything_runs(args, message, outputs, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
