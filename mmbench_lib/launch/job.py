@@ -31,14 +31,17 @@ def wait_for_store(folder: Path, shard: tuple[int, int], timeout_s: float = 60.0
 
 
 class ShardJob(Checkpointable):
-    """``ShardJob(notebook, params, run_id, k, n)()`` runs shard ``k`` of ``n``; returns its folder."""
+    """``ShardJob(notebook, params, run_id, k, n)()`` runs shard ``k`` of ``n``; returns its folder.
+    ``timeout``: papermill's per-cell timeout in seconds (none by default)."""
 
-    def __init__(self, notebook: str, params: dict, run_id: str, shard_index: int, num_shards: int):
-        self.notebook, self.params, self.run_id = str(notebook), dict(params), run_id
+    def __init__(self, notebook: str, params: dict, run_id: str, shard_index: int, num_shards: int,
+                 timeout: int | None = None):
+        self.notebook, self.params, self.run_id, self.timeout = str(notebook), dict(params), run_id, timeout
         self.shard = (shard_index, num_shards)
 
     def __call__(self) -> str:
         folder = run_dir(self.run_id, shard=self.shard)
         wait_for_store(folder, self.shard)
         overrides = {**self.params, "shard_index": self.shard[0], "num_shards": self.shard[1]}
-        return str(run_notebook(self.notebook, overrides=overrides, run_id=self.run_id, progress=False))
+        return str(run_notebook(self.notebook, overrides=overrides, run_id=self.run_id, timeout=self.timeout,
+                                progress=False))

@@ -27,7 +27,7 @@ from mmbench_lib.launch.job import ShardJob
 from mmbench_lib.launch.options import LaunchError, LaunchOptions
 from mmbench_lib.launch.progress import ProgressLine, ShardCounter
 from mmbench_lib.pipeline.runs import make_run_id, run_dir
-from mmbench_lib.runner import ParameterError, check_params, read_params, run_notebook
+from mmbench_lib.runner import check_params, read_params, run_notebook
 
 SHARD_PARAMS = ("shard_index", "num_shards", "merge_shards")
 
@@ -80,15 +80,15 @@ def _reason(err: Exception) -> str:
 class _Shards:
     """The submitted jobs of one launch, their attempts and states."""
 
-    def __init__(self, nb: Path, params: dict, n: int, options: LaunchOptions, out):
-        self.nb, self.params, self.n, self.options, self.out = nb, params, n, options, out
+    def __init__(self, nb: Path, params: dict, n: int, options: LaunchOptions, out, timeout: int | None = None):
+        self.nb, self.params, self.n, self.options, self.out, self.timeout = nb, params, n, options, out, timeout
         self.folders = [run_dir(params["run_id"], shard=(k, n)) for k in range(n)]
         self.counters = {k: ShardCounter(f, (k, n)) for k, f in enumerate(self.folders)}
         self.executors = make_executors([f / "submitit" for f in self.folders], f"mmbench-{params['run_id']}", options)
         self.jobs, self.attempts, self.states, self.errors = {}, {}, {}, {}
 
     def submit(self, k: int) -> None:
-        job = self.executors[k].submit(ShardJob(str(self.nb), self.params, self.params["run_id"], k, self.n))
+        job = self.executors[k].submit(ShardJob(str(self.nb), self.params, self.params["run_id"], k, self.n, self.timeout))
         if self.options.launcher == "local":
             job._results_timeout_s = 2  # submitit waits 15 s for a slow cluster file system; none here
         self.jobs[k], self.states[k] = job, "running"
@@ -150,7 +150,7 @@ def launch_shards(notebook, param_files: list[str] | None = None, overrides: dic
     options = options or LaunchOptions()
     out = out or (lambda line: print(line, flush=True))
     nb, params = _prepare(notebook, param_files, overrides, run_id, num_shards)
-    shards = _Shards(nb, params, num_shards, options, out)
+    shards = _Shards(nb, params, num_shards, options, out, timeout)
     try:
         shards.start()
         shards.wait()

@@ -15,7 +15,6 @@ from pathlib import Path
 import psutil
 import pytest
 
-from mmbench_lib.cli import main
 from mmbench_lib.launch.launcher import launch_shards
 from mmbench_lib.runner import run_notebook
 
