@@ -17,6 +17,7 @@ from mmbench_lib.models import MODEL_REGISTRY
 from mmbench_lib.models.registry import describe_model, spec_usage
 from mmbench_lib.runner import NotebookFailed, notebook_parameters, parse_override, run_notebook
 from mmbench_lib.tasks.recipes import RECIPES
+from mmbench_lib.launch.options import add_arguments as add_launch_arguments, launch_requested, options_from_args
 from mmbench_lib.pipeline.rescore_seed import score_predictions
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.pipeline.rescoring import print_table, score_responses, write_outputs
@@ -53,7 +54,13 @@ def cmd_run(a) -> int:
     for name, value in a.param or []:
         overrides[name] = parse_override(name, value)
     overrides.update(shortcut_overrides(a, overrides))
-    folder = run_notebook(a.notebook, a.file, overrides, run_id=a.run_id, timeout=a.timeout)
+    if launch_requested(a):  # --shards N: one papermill execution per shard through submitit, then the merge
+        from mmbench_lib.launch.launcher import launch_shards
+
+        folder = launch_shards(a.notebook, a.file, overrides, run_id=a.run_id, num_shards=a.shards,
+                               options=options_from_args(a), timeout=a.timeout)
+    else:
+        folder = run_notebook(a.notebook, a.file, overrides, run_id=a.run_id, timeout=a.timeout)
     _print_results(folder)
     return 0
 
@@ -253,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--run-id", help="folder under outputs/ (default: a new one); the same id resumes")
     s.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
     add_run_shortcuts(s)
+    add_launch_arguments(s)
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("list", help="what the suite knows: benchmarks, models (spec prefixes), recipes, params files")

@@ -29,9 +29,10 @@ from mmbench_lib.analysis.results import write_results
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder, validate_run_id
 from mmbench_lib.core.progress import ENV as PROGRESS_ENV
-from mmbench_lib.core.store import MANIFEST, PREDICTIONS, write_text_atomic
+from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_atomic
 from mmbench_lib.pipeline.preflight import BadValue, check_values
 from mmbench_lib.scoring import REDUCTIONS, scorer_names
+from mmbench_lib.pipeline.shards import shard_from_params
 from mmbench_lib.tasks.recipes import RECIPES
 
 
@@ -277,7 +278,7 @@ def prepare_run(notebook, param_files: list[str] | None = None, overrides: dict 
     check_params(nb.name, params, known)
     check_param_values(nb.name, params, known)
     params["run_id"] = run_id = validate_run_id(run_id or params.get("run_id") or make_run_id(nb.stem))
-    folder = run_folder(outputs_root(), run_id)
+    folder = shard_dir(run_folder(outputs_root(), run_id), shard_from_params(params))  # a shard writes only in its own folder
     check_resume(folder, nb, params, known)
     folder.mkdir(parents=True, exist_ok=True)
     write_text_atomic(folder / "params.yaml", yaml.safe_dump(params, sort_keys=True, allow_unicode=True))

@@ -22,7 +22,8 @@ LAYERS = {
     "paper": 5, "error_analysis": 5, "reports": 5,
     "demo": 6,
     "runner": 7,
-    "cli": 8,
+    "launch": 8,
+    "cli": 9,
 }
 HEAVY = {"torch", "transformers", "open_clip", "playwright", "pytesseract", "accelerate"}
 

@@ -1,7 +1,8 @@
 """One reader for run folders of both protocols: :func:`load_run` (a typed :class:`Run`) and
 :func:`samples_df` (every item of any number of runs in one pandas frame, one row per item).
 
-A run folder holds ``manifest.json`` (or shard manifests ``manifest.shard-KK-of-NN.json``),
+A run folder holds ``manifest.json`` (or shard manifests ``manifest.shard-KK-of-NN.json``, in the folder or, as
+``mmbench run`` writes them, in its shard folders ``shards/<k>-of-<n>/``),
 ``metrics.json`` (schema in :mod:`mmbench_lib.core.metrics`, version 1 files upgraded on read) and
 its item rows: ``predictions.jsonl`` / ``predictions.shard-KK-of-NN.jsonl`` (ranking, spec §1.5 /
 §2.5) or, for generation runs, ``scored.jsonl`` (official parser output, spec §3.7 / §4.5).
@@ -33,6 +34,8 @@ GROUP_FIELDS = ("dimension_id", "dimension", "group", "level", "part", "question
 EXTRA_FIELDS = ("response", "parsed_pred", "fallback", "mode", "truncated", "scores", "num_choices", "error")
 COLUMNS = ("run", "run_id", "benchmark", "split", "id", *GROUP_FIELDS, "prediction", "answer", "correct", "status",
            "model", "protocol", "recipe", *EXTRA_FIELDS)
+#: the files of an unmerged sharded run, each shard in its own folder (``mmbench_lib.core.store.shard_dir``)
+SHARD_FILES = "shards/*-of-*/{}.shard-*-of-*.{}"
 #: generation rows name the item fields as the official files do
 _GENERATION_NAMES = {"subject": "dimension", "discipline": "group"}
 
@@ -60,7 +63,7 @@ def item_files(folder: Path) -> tuple[str, list[Path]]:
     every ``predictions*.jsonl``, shards included). RunError when there are none."""
     if (folder / SCORED_FILE).is_file():
         return GENERATION, [folder / SCORED_FILE]
-    files = sorted(folder.glob("predictions*.jsonl"))
+    files = sorted(folder.glob("predictions*.jsonl")) or sorted(folder.glob(SHARD_FILES.format("predictions", "jsonl")))
     if files:
         return RANKING, files
     if not folder.is_dir():
@@ -73,7 +76,8 @@ def item_files(folder: Path) -> tuple[str, list[Path]]:
 def read_manifest(folder: Path) -> dict:
     """``manifest.json``, else the shard manifests merged (their ``shard`` entry dropped); ``{}`` if none."""
     main = folder / MANIFEST
-    paths = [main] if main.is_file() else sorted(folder.glob("manifest.shard-*-of-*.json"))
+    paths = [main] if main.is_file() else (sorted(folder.glob("manifest.shard-*-of-*.json"))
+                                           or sorted(folder.glob(SHARD_FILES.format("manifest", "json"))))
     out: dict = {}
     for p in paths:
         try:

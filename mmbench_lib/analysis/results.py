@@ -20,20 +20,21 @@ from pathlib import Path
 from mmbench_lib import tasks
 from mmbench_lib.analysis.reader import RANKING, RunError, load_run
 from mmbench_lib.core.metrics import ENTRY_KEYS, SCHEMA_VERSION, ci_fractions, entry
-from mmbench_lib.core.store import METRICS, write_json_atomic
+from mmbench_lib.core.store import METRICS, SHARDS, write_json_atomic
 
 RESULTS = "results.json"
 COLUMNS = ("run", "benchmark", "scope", "model", "protocol", "n", "accuracy", "95% interval", "failed", "n/a")
 
 
 def sub_runs(folder) -> list[Path]:
-    """The folder and the folders below it holding ``metrics.json`` (hidden folders skipped), in the
-    order they finished (their metrics' modification times)."""
+    """The folder and the folders below it holding ``metrics.json`` (hidden folders and a sharded
+    run's ``shards/`` skipped: the merge's metrics stand for them), in the order they finished (their
+    metrics' modification times)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise RunError(f"{folder}: no such run folder")
     found = [p.parent for p in folder.rglob(METRICS)]
-    found = [p for p in found if not any(part.startswith(".") for part in p.relative_to(folder).parts)]
+    found = [p for p in found if not any(part.startswith(".") or part == SHARDS for part in p.relative_to(folder).parts)]
     return sorted(found, key=lambda p: ((p / METRICS).stat().st_mtime_ns, str(p)))
 
 

@@ -94,11 +94,31 @@ def read_jsonl(path: Path) -> tuple[list[dict], list[tuple[int, str]]]:
     return rows, [(n, reason) for n, _, _, reason in bad]
 
 
+SHARDS = "shards"  # the folder under a run holding its shards' folders
+
+
 def shard_suffix(shard: tuple[int, int] | None) -> str:
     """``""`` for an unsharded run, ``".shard-02-of-08"`` for shard 2 of 8."""
     if not shard or shard[1] <= 1:
         return ""
     return f".shard-{shard[0]:02d}-of-{shard[1]:02d}"
+
+
+def store_file(run_dir: str | os.PathLike, name: str, shard: tuple[int, int] | None = None) -> Path:
+    """The path of one of a store's files (``PREDICTIONS``, ``MANIFEST``, ``METRICS``) for a shard:
+    ``predictions.jsonl`` -> ``<run_dir>/predictions.shard-00-of-02.jsonl``."""
+    stem, dot, ext = name.partition(".")
+    return Path(run_dir) / f"{stem}{shard_suffix(shard)}{dot}{ext}"
+
+
+def shard_dir(run_dir: str | os.PathLike, shard: tuple[int, int] | None) -> Path:
+    """The folder a shard of a run writes to: ``<run>/shards/<index>-of-<count>/`` (its params,
+    executed notebook, store, tables and figures), so shards of one run never share a file; the
+    run folder itself for an unsharded run (``None`` or one shard). Only the merge writes the run's
+    own names."""
+    if not shard or shard[1] <= 1:
+        return Path(run_dir)
+    return Path(run_dir) / SHARDS / f"{shard[0]}-of-{shard[1]}"
 
 
 #: lock file (resolved path) -> [fd, number of RunStore objects of this process using it]
@@ -149,10 +169,11 @@ class RunStore:
         self.dir = Path(run_dir)
         self.readonly = readonly
         self.suffix = shard_suffix(shard)
-        self.predictions_path = self.dir / f"predictions{self.suffix}.jsonl"
-        self.quarantine_path = self.dir / f"predictions{self.suffix}.quarantine.jsonl"
-        self.manifest_path = self.dir / f"manifest{self.suffix}.json"
-        self.lock_path = self.dir / f"run{self.suffix}.lock"
+        self.shard = shard
+        self.predictions_path = store_file(self.dir, PREDICTIONS, shard)
+        self.quarantine_path = store_file(self.dir, "predictions.quarantine.jsonl", shard)
+        self.manifest_path = store_file(self.dir, MANIFEST, shard)
+        self.lock_path = store_file(self.dir, "run.lock", shard)
         self._finalizer = None
         if readonly:
             rows, _ = read_jsonl(self.predictions_path)
@@ -249,6 +270,6 @@ class RunStore:
 
     def write_metrics(self, metrics: dict) -> Path:
         self._writable()
-        path = self.dir / f"metrics{self.suffix}.json"
+        path = store_file(self.dir, METRICS, self.shard)
         write_json_atomic(path, metrics)
         return path

@@ -12,16 +12,17 @@ from mmbench_lib.core.metrics import per_dimension, summarize
 from mmbench_lib.models import load_adapter
 from mmbench_lib.tasks.recipes import get_recipe
 from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder  # noqa: F401 - re-exported
-from mmbench_lib.core.store import RunStore
+from mmbench_lib.core.store import RunStore, shard_dir
 from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.pipeline.generation import evaluate_generation, label_for
 from mmbench_lib.pipeline.ocr import OCRUnavailable
 from mmbench_lib.pipeline.shards import select
 
 
-def run_dir(run_id: str | None = None, label: str = "run") -> Path:
-    """``outputs/<run_id>`` (created); a fresh id when none is given, the same folder to resume."""
-    path = run_folder(outputs_root(), run_id or make_run_id(label))
+def run_dir(run_id: str | None = None, label: str = "run", shard: tuple[int, int] | None = None) -> Path:
+    """``outputs/<run_id>`` (created); a fresh id when none is given, the same folder to resume.
+    ``shard=(index, count)``: that shard's own folder ``outputs/<run_id>/shards/<index>-of-<count>/``."""
+    path = shard_dir(run_folder(outputs_root(), run_id or make_run_id(label)), shard)
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -1,8 +1,11 @@
 """Scale-out without a scheduler: a deterministic split of items into shards, and a merge that
 checks every item is present exactly once before any metric is computed.
 
-Each shard is an independent process (one per GPU: ``torchrun``/``accelerate launch`` or plain
-parallel ``mmbench run ... -p shard_index K -p num_shards N``); no process talks to another.
+Each shard is an independent process (one per GPU: ``mmbench run ... --shards N`` submits them
+through submitit, see :mod:`mmbench_lib.launch`, or plain parallel ``mmbench run ... -p shard_index K
+-p num_shards N``); no process talks to another. A shard writes only in its own folder
+``<run>/shards/<K>-of-<N>/`` (:func:`mmbench_lib.core.store.shard_dir`); the merge is the only join and
+the only writer of the run's own names.
 """
 from __future__ import annotations
 
@@ -28,12 +31,28 @@ def select(items, shard_index: int = 0, num_shards: int = 1):
     return [it for it in items if shard_of(it.id, num_shards) == shard_index]
 
 
+def shard_from_params(params: dict) -> tuple[int, int] | None:
+    """``(shard_index, num_shards)`` of a shard's notebook parameters; ``None`` for an unsharded run
+    and for the merge (``merge_shards``), which writes the run's own folder."""
+    n = params.get("num_shards", 1)
+    if params.get("merge_shards") or not isinstance(n, int) or n <= 1:
+        return None
+    return params.get("shard_index", 0), n
+
+
+def shard_manifests(run_dir) -> list[Path]:
+    """The shard manifests of a run: in its shard folders ``shards/*/`` and (older runs) in the folder."""
+    d = Path(run_dir)
+    return sorted(d.glob("manifest.shard-*-of-*.json")) + sorted(d.glob("shards/*/manifest.shard-*-of-*.json"))
+
+
 def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
-    """Merge the shard files found in ``run_dirs`` into ``out_dir``: every shard 0..N-1 present,
-    every expected item present exactly once (else ValueError naming what is wrong)."""
+    """Merge the shard files found in ``run_dirs`` (and their ``shards/*/`` folders) into ``out_dir``:
+    every shard 0..N-1 present, every expected item present exactly once (else ValueError naming what
+    is wrong). Merging again (after the shards resumed with more items) adds only the rows not merged yet."""
     shards, rows_by_id, dupes, expected = {}, {}, [], set()
     for d in map(Path, run_dirs):
-        for mpath in sorted(d.glob("manifest.shard-*-of-*.json")):
+        for mpath in shard_manifests(d):
             m = json.loads(mpath.read_text(encoding="utf-8"))
             idx, n = m["shard"]["index"], m["shard"]["count"]
             if (idx, n) in shards:
@@ -64,9 +83,10 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
     if extra:
         raise ValueError(f"{len(extra)} scored item(s) belong to no shard's item list, e.g. {extra[:5]}")
     store = RunStore(out_dir)
-    if store.rows():
-        raise ValueError(f"{out_dir} already holds predictions; merge into an empty folder")
-    store.append(list(rows_by_id.values()))
+    held = {r["id"]: r for r in store.rows()}  # an earlier merge of these shards (fewer items, or the same)
+    if any(rows_by_id.get(i) != r for i, r in held.items()):
+        raise ValueError(f"{out_dir} already holds predictions that are not these shards' rows; merge into an empty folder")
+    store.append([r for i, r in rows_by_id.items() if i not in held])
     first = json.loads(shards[(0, n)].read_text(encoding="utf-8"))
     store.update_manifest(**{k: v for k, v in first.items() if k != "shard"},
                           merged_from=[str(p) for p in shards.values()], num_shards=n)

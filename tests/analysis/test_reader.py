@@ -88,6 +88,11 @@ def test_shards_read_as_one_run(folders):
         reader.load_run(folders["shards"])
     merged = folders["root"] / "merged"
     metrics = merge_runs([folders["shards"]], merged)
+    for k in range(2):  # as `mmbench run` lays a sharded run out: each shard in its own folder, read before the merge
+        shutil.copytree(folders["shards"], folders["root"] / "laid_out" / "shards" / f"{k}-of-2",
+                        ignore=shutil.ignore_patterns(f"*shard-0{1 - k}-of-02*", "*.lock"))
+    laid_out = reader.samples_df(folders["root"] / "laid_out")
+    assert laid_out[cols].sort_values("id").reset_index(drop=True).equals(shards[cols].sort_values("id").reset_index(drop=True))
     run = reader.load_run(merged)
     assert run.metrics == metrics and metrics["groups"] == _metrics(folders["seed"])["groups"]
     assert sorted(run.samples["id"]) == sorted(whole["id"])

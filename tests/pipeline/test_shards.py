@@ -48,3 +48,29 @@ def test_merge_refuses_missing_shards_and_missing_items(demo, tmp_path):
     dup.write_text(dup.read_text() + lines[0] + "\n")
     with pytest.raises(ValueError, match="more than one shard"):
         merge_runs([tmp_path / "r"], tmp_path / "m3")
+
+
+def test_shards_write_only_in_their_folders_and_a_merge_grows_with_them(demo, tmp_path, monkeypatch):
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path))
+    args = runs.demo_args("seed", demo)
+
+    def shards(limit):
+        for k in range(2):
+            runs.evaluate(RunConfig("seed", runs.run_dir("grow", shard=(k, 2)), data=args, model="random", limit=limit,
+                                    shard_index=k, num_shards=2, progress=False))
+
+    shards(10)
+    assert not list((tmp_path / "grow").glob("*.json*"))  # nothing under the run's own names before the merge
+    merge_runs([tmp_path / "grow"], tmp_path / "grow")
+    first = (tmp_path / "grow" / "predictions.jsonl").read_text().splitlines()
+    assert len(first) == 10
+    shards(20)  # the shards resume with more items; merging again adds only the new rows
+    merged = merge_runs([tmp_path / "grow"], tmp_path / "grow")
+    second = (tmp_path / "grow" / "predictions.jsonl").read_text().splitlines()
+    assert second[:10] == first and len(second) == 20 == merged["counts"]["items"]
+    shard0 = tmp_path / "grow" / "shards" / "0-of-2" / "predictions.shard-00-of-02.jsonl"
+    row = json.loads(shard0.read_text().splitlines()[0])
+    shard0.write_text("".join(json.dumps({**r, "prediction": "Z"} if r["id"] == row["id"] else r) + "\n"
+                              for r in map(json.loads, shard0.read_text().splitlines())))
+    with pytest.raises(ValueError, match="already holds predictions that are not these shards' rows"):
+        merge_runs([tmp_path / "grow"], tmp_path / "grow")

@@ -1,0 +1,71 @@
+"""Live progress of the shards, read from each shard's own store (no shard reports anything).
+
+Items done = lines of the shard's predictions file (the store writes one line per item and never
+duplicates one), counted incrementally: only the bytes appended since the last look are read, and
+a file rewritten (quarantine, retry of failed items) is counted again. Items in the shard = the
+``item_ids`` of its manifest, written before its first item is scored.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from mmbench_lib.core.store import MANIFEST, PREDICTIONS, store_file
+
+
+class ShardCounter:
+    def __init__(self, folder: Path, shard: tuple[int, int]):
+        self.predictions = store_file(folder, PREDICTIONS, shard)
+        self.manifest = store_file(folder, MANIFEST, shard)
+        self._key, self._offset, self._lines, self._total = None, 0, 0, None
+
+    def done(self) -> int:
+        try:
+            st = os.stat(self.predictions)
+        except FileNotFoundError:
+            self._key, self._offset, self._lines = None, 0, 0
+            return 0
+        if (st.st_dev, st.st_ino) != self._key or st.st_size < self._offset:
+            self._key, self._offset, self._lines = (st.st_dev, st.st_ino), 0, 0
+        with open(self.predictions, "rb") as f:
+            f.seek(self._offset)
+            chunk = f.read(st.st_size - self._offset)
+        end = chunk.rfind(b"\n") + 1  # a line still being written is counted once it is whole
+        self._lines += chunk[:end].count(b"\n")
+        self._offset += end
+        return self._lines
+
+    def total(self) -> int | None:
+        if self._total is None:
+            try:
+                m = json.loads(self.manifest.read_text(encoding="utf-8"))
+                self._total = len(m["shard"]["item_ids"])
+            except (OSError, ValueError, KeyError, TypeError):
+                return None
+        return self._total
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"{m // 60}:{m % 60:02d}:{s:02d}"
+
+
+class ProgressLine:
+    """One line over all shards, printed when something changed: ``[0:01:12] 0-of-2 8/18 running ...``."""
+
+    def __init__(self, counters: dict[int, ShardCounter], num_shards: int, out):
+        self.counters, self.n, self.out = counters, num_shards, out
+        self.start, self.last = time.monotonic(), None
+
+    def update(self, states: dict[int, str], attempts: dict[int, int]) -> None:
+        parts = []
+        for k, counter in sorted(self.counters.items()):
+            total = counter.total()
+            retry = f" (attempt {attempts[k]})" if attempts.get(k, 1) > 1 else ""
+            parts.append(f"{k}-of-{self.n} {counter.done()}/{total if total is not None else '?'} {states[k]}{retry}")
+        line = " | ".join(parts)
+        if line != self.last:
+            self.last = line
+            self.out(f"[{_clock(time.monotonic() - self.start)}] shards {line}")
