@@ -40,7 +40,7 @@ from mmbench_lib.paper import ours as ours_mod
 from mmbench_lib.analysis import tables as tables_mod  # noqa: E402
 from mmbench_lib.pipeline import runs as runs_mod  # noqa: E402
 from mmbench_lib.tasks import seed1 as seed1_mod, seed2 as seed2_mod  # noqa: E402
-from mmbench_lib.paper.ours import Column, dims, every, field_in, has_tag  # noqa: E402
+from mmbench_lib.paper.ours import Column, every, field_in, group, has_tag  # noqa: E402
 from mmbench_lib.tasks import mmmu as mmmu_mod
 from mmbench_lib.core.uncertainty import compare_runs
 from mmbench_lib.analysis import plots
@@ -80,11 +80,11 @@ QUESTION_TYPE_COLUMNS = {
 
 def seed2_columns() -> dict[str, Column]:
     """Table 2's averages: plain means of dimension accuracies (source note)."""
-    return {f"{p}_acc": Column(f"{p}_acc", dims(seed2_mod.GROUPS[g]), "dim_mean") for p, g, _ in SEED2_LEVELS}
+    return {f"{p}_acc": group(f"{p}_acc", seed2_mod.GROUPS[g], "dim_mean") for p, g, _ in SEED2_LEVELS}
 
 
 def seed1_columns(average: str = "micro") -> dict[str, Column]:
-    return {f"{p}_acc": Column(f"{p}_acc", dims(seed1_mod.GROUPS[g]), average) for p, g, _ in SEED1_GROUPS}
+    return {f"{p}_acc": group(f"{p}_acc", seed1_mod.GROUPS[g], average) for p, g, _ in SEED1_GROUPS}
 
 
 def resolve_run(path) -> Path:
