@@ -14,10 +14,8 @@ import textwrap
 from pathlib import Path
 
 import matplotlib
-
-matplotlib.use("Agg", force=False)
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
 
 #: benchmark key -> the name figures and tables show
 BENCHMARK_NAMES = {"seed": "SEED-Bench", "seed1": "SEED-Bench", "seed2": "SEED-Bench-2", "mmmu": "MMMU", "cmmmu": "CMMMU"}

@@ -334,7 +334,7 @@ def error_distribution(df: pd.DataFrame, n: int | None, title: str):
     right = df["percent"].to_numpy(dtype=float)
     if n:
         iv = np.array([wilson_interval(p / 100 * n, n) for p in df["percent"]]) * 100
-        ax.errorbar(df["percent"], range(len(df)), xerr=[df["percent"] - iv[:, 0], iv[:, 1] - df["percent"]],
+        ax.errorbar(df["percent"], range(len(df)), xerr=[np.maximum(df["percent"] - iv[:, 0], 0), np.maximum(iv[:, 1] - df["percent"], 0)],
                     fmt="none", ecolor="black", elinewidth=0.8, capsize=2.5)
         right = iv[:, 1]
     for y, (v, r) in enumerate(zip(df["percent"], right)):
