@@ -19,6 +19,8 @@ import pandas as pd
 
 #: benchmark key -> the name figures and tables show
 BENCHMARK_NAMES = {"seed": "SEED-Bench", "seed1": "SEED-Bench", "seed2": "SEED-Bench-2", "mmmu": "MMMU", "cmmmu": "CMMMU"}
+#: model spec -> the name figures show (other specs are shown as given)
+MODEL_NAMES = {"smollm2": "SmolLM2-135M-Instruct", "random": "Random Choice", "frequent": "Frequent Choice"}
 #: smallest font size (points) any figure uses; figures are saved at their drawn size
 MIN_FONT = 8
 DPI = 120
@@ -32,6 +34,11 @@ def display_name(benchmark: str | None) -> str:
     return BENCHMARK_NAMES.get(str(benchmark), str(benchmark))
 
 
+def model_name(spec: str | None) -> str:
+    """``smollm2`` -> ``SmolLM2-135M-Instruct``, ``random`` -> ``Random Choice``; other specs as given."""
+    return MODEL_NAMES.get(str(spec), str(spec))
+
+
 def wrap(text: str, width: int) -> str:
     """``text`` broken into lines of at most ``width`` characters (long words kept whole)."""
     return "\n".join(textwrap.wrap(str(text), width, break_long_words=False)) or str(text)
@@ -41,8 +48,8 @@ def run_label(metrics: dict) -> str:
     """``model (recipe, reduction)`` for a ranking run, ``model`` / the baseline's name for generation."""
     if "baseline" in metrics:
         base = metrics.get("baseline")
-        return {"random": "Random Choice", "frequent": "Frequent Choice"}.get(base, metrics.get("label") or metrics.get("model") or "run")
-    model = {"random": "Random Choice"}.get(metrics.get("model"), metrics.get("model") or "run")
+        return model_name(base if base in ("random", "frequent") else metrics.get("label") or metrics.get("model") or "run")
+    model = model_name(metrics.get("model") or "run")
     how = ", ".join(str(x) for x in (metrics.get("recipe"), metrics.get("reduction")) if x)
     return f"{model} ({how})" if how else model
 

@@ -67,7 +67,7 @@ def _breakdown(ax, by: str, df):
     ax.barh(ys, df["wrong"], color="#d62728", label="wrong")
     for y, (n, w) in enumerate(zip(df["n"], df["wrong"])):
         ax.text(n + 0.05 * max(df["n"].max(), 1), y, f"{w}/{n}", va="center", fontsize=MIN_FONT)
-    ax.set_yticks(list(ys), [wrap(v, 24) for v in df[by].astype(str)], fontsize=MIN_FONT)
+    ax.set_yticks(list(ys), [wrap(v.replace("_", " "), 24) for v in df[by].astype(str)], fontsize=MIN_FONT)
     ax.set_ylim(len(df) - 0.5, -0.5)
     ax.set_xlim(0, df["n"].max() * 1.25 + 0.5)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))

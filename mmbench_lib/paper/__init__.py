@@ -111,12 +111,12 @@ def label_of(run: Run) -> str:
     model = metrics.get("model") or "model"
     if "baseline" in metrics:  # a generation run (MMMU / CMMMU)
         base = metrics["baseline"]
-        model = {"random": "Random Choice", "frequent": "Frequent Choice"}.get(base, metrics.get("label") or model)
+        model = plots.model_name(base if base in ("random", "frequent") else metrics.get("label") or model)
         how = "baseline" if base in ("random", "frequent") else f"greedy, max {metrics.get('max_new_tokens')} tokens"
         if base == "ocr":
             how += ", OCR"
     else:
-        model = {"random": "Random Choice"}.get(model, model)
+        model = plots.model_name(model)
         recipe = metrics.get("recipe") or "?"
         reduction = metrics.get("reduction")
         how = f"{recipe}, {reduction}" if reduction else recipe
