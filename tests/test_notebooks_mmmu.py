@@ -37,7 +37,7 @@ def test_mmmu_notebook_runs_the_four_baselines(demo_dir, outputs):
     _check_run(outputs / "m", "20_generation.ipynb", labels)
     metrics = {lb: json.loads((outputs / "m" / lb / "metrics.json").read_text()) for lb in labels}
     assert all(m["overall"]["n"] == 6 for m in metrics.values())  # limit 6: Art 1-3, Accounting 1-3
-    # frequent answers come from the whole validation split: Art C/Robot, Accounting C/"6" -> Art_1,3, Acc_1,2 right
+    # frequent answers come from the whole validation split: Art C/Robot, Accounting A/"6" -> Art_1,3, Acc_1,2 right
     assert metrics["frequent"]["overall"]["correct"] == 4
     assert metrics["smollm2"]["max_new_tokens"] == 4
     assert set(metrics["smollm2"]["per_discipline"]) == {"Art and Design", "Business"}

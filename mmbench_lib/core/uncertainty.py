@@ -77,3 +77,15 @@ def compare_runs(rows_a, rows_b, n_resamples: int = 2000, seed: int = 0, confide
                               method="percentile", rng=np.random.default_rng(seed))
         result.update(low=float(res.confidence_interval.low), high=float(res.confidence_interval.high))
     return result
+
+
+def wilson_interval(k: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a proportion ``k / n`` (fractions; ``(nan, nan)`` when ``n == 0``).
+    Used for shares of annotated errors, where only counts (or printed shares of a known n) exist."""
+    if not n:
+        return float("nan"), float("nan")
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from PIL import Image, ImageFont
 
-from mmbench_lib.demo.draw import SEED, labelled_bars, load_font, pick_options, save_image, text_image, write_hf_parquet
+from mmbench_lib.demo.draw import (SEED, labelled_bars, load_font, move_gold, pick_options, save_image, text_image,
+                                   write_hf_parquet)
 from mmbench_lib.tasks.cmmmu_parser import CATEGORY_FOLDER
 
 #: the CJK font the CMMMU demo draws with: Noto Sans CJK (OFL) from the PyPI wheel
@@ -29,12 +30,17 @@ def cjk_font_path() -> str | None:
 
 
 CMMMU_PLAN = {  # category folder -> [(subcategory, kind), ...] for val; dev/test add one each
-    "art_and_design": [("设计", "mc_value"), ("艺术", "tf_word"), ("设计", "fill_word")],
-    "business": [("会计", "mc_multi"), ("经济", "tf_chart"), ("管理", "mc_value"), ("会计", "fill_sum")],
-    "science": [("数学", "mc_value"), ("物理", "mc_option_images"), ("数学", "tf_word"), ("物理", "fill_sum")],
-    "health_and_medicine": [("制药", "mc_value"), ("临床医学", "tf_chart"), ("制药", "fill_word")],
-    "humanities_and_social_sciences": [("历史", "mc_value"), ("心理学", "tf_word"), ("历史", "fill_sum")],
-    "technology_and_engineering": [("计算机科学", "mc_multi"), ("电子学", "tf_word"), ("计算机科学", "fill_word")],
+    # Questions of one subcategory and type come in groups of two or three with different golds, so the
+    # Frequent Choice baseline (most frequent gold per subcategory and type) is right on one per group
+    # (CMMMU §4.1, after MMMU): 9 of 20, not every one.
+    "art_and_design": [("设计", "fill_word"), ("设计", "fill_word"), ("艺术", "tf_word"), ("艺术", "tf_word")],
+    "business": [("会计", "mc_value"), ("会计", "mc_multi"), ("会计", "mc_value")],
+    "science": [("数学", "mc_value"), ("数学", "mc_option_images"), ("数学", "mc_value"), ("物理", "fill_sum"),
+                ("物理", "fill_sum")],
+    "health_and_medicine": [("临床医学", "tf_chart"), ("临床医学", "tf_chart"), ("制药", "fill_word"),
+                            ("制药", "fill_word")],
+    "humanities_and_social_sciences": [("心理学", "tf_word"), ("心理学", "tf_word")],
+    "technology_and_engineering": [("计算机科学", "mc_multi"), ("计算机科学", "mc_value")],
 }
 CN_WORDS = (("北京", "BEIJING"), ("长城", "GREAT WALL"), ("熊猫", "PANDA"), ("黄河", "HUANG HE"), ("上海", "SHANGHAI"))
 CN_LABELS = (("甲", "JIA"), ("乙", "YI"), ("丙", "BING"))
@@ -56,7 +62,13 @@ class _CmmmuWriter:
         return text_image([zh if self.zh_font else latin], self.font(64), size)
 
 
-def _cmmmu_record(w: _CmmmuWriter, rng: random.Random, qid: int, category: str, subcategory: str, kind: str) -> dict:
+def _cmmmu_record(w: _CmmmuWriter, rng: random.Random, qid: int, category: str, subcategory: str, kind: str,
+                  used: dict | None = None) -> dict:
+    """One record of ``kind``. ``used`` (answers already given in this split, by subcategory and kind)
+    makes the golds of a group differ: true / false alternate, fill-in answers and option letters repeat
+    no earlier one."""
+    used = {} if used is None else used
+    seen = used.setdefault((subcategory, kind.split("_")[0]), [])
     q_img = f"q_{qid}_001.png"
     rec = {"id": qid, "type": None, "source_type": "demo", "source": "mmbench demo", "question": None}
     rec.update({f"option{i}": None for i in range(1, 5)})
@@ -67,6 +79,8 @@ def _cmmmu_record(w: _CmmmuWriter, rng: random.Random, qid: int, category: str, 
         v = rng.randint(11, 99)
         w.images[q_img] = text_image([f"x = {v}"], load_font(64), (360, 150))
         opts, ans = pick_options(rng, str(v), [str(v + k) for k in (-11, -2, 3, 7, 10, 20)])
+        if ans in seen:  # another letter than the group's earlier golds (options swapped, nothing redrawn)
+            opts, ans = move_gold(opts, ans, next(x for x in "ABCD" if x not in seen))
         rec.update(type="选择", question=f'<img="{q_img}">图中 x 的值是多少？', answer=ans, img_type=[IMG_TYPES_CN["mc"]])
         rec.update({f"option{i}": o for i, o in enumerate(opts, start=1)})
     elif kind == "mc_multi":
@@ -80,6 +94,8 @@ def _cmmmu_record(w: _CmmmuWriter, rng: random.Random, qid: int, category: str, 
         w.images[q_img] = w.text(zh, latin)
         order = [(zh, latin), (zh2, latin2)]
         rng.shuffle(order)
+        if "AB"[order.index((zh, latin))] in seen:  # another letter than the group's earlier golds
+            order.reverse()
         for name, (z, lt) in zip(names, order):
             w.images[name] = w.text(z, lt)
         rec.update(type="选择", question=f'<img="{q_img}">哪个选项中的图片与题目中的图片写着相同的词语？',
@@ -88,26 +104,30 @@ def _cmmmu_record(w: _CmmmuWriter, rng: random.Random, qid: int, category: str, 
     elif kind == "tf_word":
         (zh, latin), (zh2, _) = rng.sample(CN_WORDS, 2)
         w.images[q_img] = w.text(zh, latin)
-        claim_true = qid % 2 == 0
+        claim_true = len(seen) % 2 == 0  # 对, 错, 对, ... within a group
         rec.update(type="判断", question=f'<img="{q_img}">图中写的词语是“{zh if claim_true else zh2}”。',
                    answer="对" if claim_true else "错")
     elif kind == "tf_chart":
         values = rng.sample(range(2, 10), 3)
         labels = [zh if w.zh_font else latin for zh, latin in CN_LABELS]
         w.images[q_img] = labelled_bars(labels, values, w.font(44), load_font(44))
-        k = rng.randrange(3)
+        top = values.index(max(values))
+        k = top if len(seen) % 2 == 0 else (top + 1 + rng.randrange(2)) % 3  # 对, 错, 对, ... within a group
         rec.update(type="判断", question=f'<img="{q_img}">图中{CN_LABELS[k][0]}的数值最大。',
                    answer="对" if values[k] == max(values) else "错", img_type=[IMG_TYPES_CN["tf_chart"]])
     elif kind == "fill_sum":
         a, b = rng.randint(2, 40), rng.randint(2, 40)
+        while str(a + b) in seen:
+            b = rng.randint(2, 40)
         w.images[q_img] = text_image([f"{a} + {b} = ?"], load_font(64), (420, 150))
         rec.update(type="填空", question=f'<img="{q_img}">图中算式的结果是___。', answer=str(a + b), img_type=[IMG_TYPES_CN["mc"]])
     elif kind == "fill_word":
-        zh, latin = rng.choice(CN_WORDS)
+        zh, latin = rng.choice([wd for wd in CN_WORDS if (wd[0] if w.zh_font else wd[1]) not in seen] or CN_WORDS)
         w.images[q_img] = w.text(zh, latin)
         rec.update(type="填空", question=f'<img="{q_img}">图中写的词语是___。', answer=zh if w.zh_font else latin)
     else:
         raise ValueError(kind)
+    seen.append(rec["answer"])
     return rec
 
 
@@ -116,8 +136,8 @@ def make_cmmmu_demo(out_dir, seed: int = SEED + 3) -> dict:
     with image files beside each file, and the same records in the HF layout under
     ``<out_dir>/hf/<category>/{dev,val,test}-00000-of-00001.parquet`` (spec §4.1).
 
-    val: 3-4 items per category (选择 incl. the multi-letter gold "AC" and option images, 判断 对/错,
-    填空); dev: one 选择 per category with ``analysis``; test: one item per category without
+    val: 2-5 items per category (选择 incl. the multi-letter gold "AC" and option images, 判断 对/错,
+    填空) in groups of one subcategory and type with different golds (``CMMMU_PLAN``); dev: one 选择 per category with ``analysis``; test: one item per category without
     ``answer``/``analysis``. Chinese text is drawn with the pinned CJK font (see ``cjk_font_path``), else its
     Latin transliteration.
     """
@@ -139,9 +159,9 @@ def make_cmmmu_demo(out_dir, seed: int = SEED + 3) -> dict:
             elif split == "test":
                 plan = [(plan[-1][0], plan[-1][1])]
             w = _CmmmuWriter(out / f"cmmmu-data-{split}" / folder, zh_font)
-            records = []
+            records, used = [], {}
             for subcategory, kind in plan:
-                rec = _cmmmu_record(w, rng, next_id, category, subcategory, kind)
+                rec = _cmmmu_record(w, rng, next_id, category, subcategory, kind, used)
                 next_id += 1
                 if split == "dev":
                     rec["analysis"] = "图中直接写出了 x 的值。"
@@ -175,7 +195,9 @@ _README = """
     cmmmu/hf/<category>/{{dev,val,test}}-00000-of-00001.parquet       the same records in the HF layout
 
 val: 20 items over the 6 categories: 选择 (two with the multi-letter gold "AC", one with option
-images), 判断 (对/错) and 填空. dev: one 选择 per category with `analysis`; test: one item per
+images), 判断 (对/错) and 填空. Questions of one subcategory and type come in groups of two or three
+with different golds, so the Frequent Choice baseline is right on one per group (9 of 20; Random
+Choice is near chance). dev: one 选择 per category with `analysis`; test: one item per
 category without `answer`. Chinese text in the images is drawn with {font}.
 
 Load with `cmmmu.load("<demo>/cmmmu", split="val")` or `cmmmu.load("<demo>/cmmmu/hf", split="val")`.

@@ -86,6 +86,33 @@ def pick_options(rng: random.Random, correct: str, pool, n: int = 4) -> tuple[li
     return opts, "ABCDEFGHI"[opts.index(correct)]
 
 
+def move_gold(options: list, gold: str, letter: str) -> tuple[list, str]:
+    """``options`` with the gold option swapped into position ``letter`` (no randomness: the demo's
+    images and values stay what its seeded draws made them)."""
+    opts = list(options)
+    i, j = "ABCDEFGHI".index(gold), "ABCDEFGHI".index(letter)
+    opts[i], opts[j] = opts[j], opts[i]
+    return opts, letter
+
+
+def spread_golds(golds: list[str | None], n_options: list[int], offset: int = 0, fixed=()) -> list[str | None]:
+    """A gold letter per multiple-choice question of one subject, all different where the option
+    counts allow (``None`` keeps a question as it is: not multiple choice, or its gold in ``fixed``
+    positions), starting the rotation at ``offset``. The Frequent Choice baseline (the most frequent gold
+    of the subject) is then right on one question of the subject, as on a real, balanced benchmark."""
+    taken = {g for g, f in zip(golds, fixed) if f and g}
+    out = []
+    for g, n, f in zip(golds, n_options, list(fixed) + [False] * (len(golds) - len(fixed))):
+        if g is None or f:
+            out.append(g)
+            continue
+        free = [("ABCDEFGHI"[(offset + k) % n]) for k in range(n)]
+        letter = next((x for x in free if x not in taken), g)
+        taken.add(letter)
+        out.append(letter)
+    return out
+
+
 def save_image(img: Image.Image, path: Path) -> None:
     """PNG for ``.png``; JPEG (quality 95) otherwise, including CC3M's extension-less names."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,10 +2,12 @@
 image large black text or a labelled bar chart on white, so OCR can read the answer off it."""
 from __future__ import annotations
 
+import ast
 import random
 from pathlib import Path
 
-from mmbench_lib.demo.draw import SEED, WORDS, labelled_bars, load_font, pick_options, text_image, write_hf_parquet
+from mmbench_lib.demo.draw import (SEED, WORDS, labelled_bars, load_font, move_gold, pick_options, spread_golds,
+                                   text_image, write_hf_parquet)
 
 MMMU_SUBJECTS = {  # subject -> (subfield, validation templates)
     "Accounting": ("Financial Accounting", ("expr_mc", "chart_open", "chart_mc")),
@@ -81,6 +83,19 @@ def _mmmu_item(rng: random.Random, kind: str, qid: str) -> dict:
     return row
 
 
+def _balance_golds(rows: list[dict], offset: int, kinds) -> None:
+    """Give a subject's multiple-choice questions different gold letters (options swapped, nothing
+    redrawn; the image-option question keeps its own), so Frequent Choice is not right by construction."""
+    mc = [r["question_type"] == "multiple-choice" for r in rows]
+    options = [ast.literal_eval(r["options"]) if m else [] for r, m in zip(rows, mc)]
+    golds = spread_golds([r["answer"] if m else None for r, m in zip(rows, mc)], [len(o) for o in options], offset,
+                         fixed=[k == "option_images" for k in kinds])
+    for r, m, opts, letter in zip(rows, mc, options, golds):
+        if m and letter != r["answer"]:
+            opts, r["answer"] = move_gold(opts, r["answer"], letter)
+            r["options"] = repr(opts)
+
+
 def make_mmmu_demo(out_dir, seed: int = SEED + 2) -> dict:
     """MMMU demo in the hub layout: ``<out_dir>/<Subject>/{dev,validation,test}-00000-of-00001.parquet``.
 
@@ -104,6 +119,8 @@ def make_mmmu_demo(out_dir, seed: int = SEED + 2) -> dict:
                 if split == "test":
                     row["answer"] = "?"
                 rows.append(row)
+            if split == "validation":
+                _balance_golds(rows, s_index, split_kinds)
             write_hf_parquet(out / subject / f"{split}-00000-of-00001.parquet", rows, MMMU_COLUMNS,
                              {f"image_{k}" for k in range(1, 8)})
             counts[split] = counts.get(split, 0) + len(rows)
@@ -118,7 +135,9 @@ README = """
 8 subjects, all 6 disciplines: Accounting, Art, Computer_Science, Electronics, History, Math,
 Pharmacy, Physics. validation: 3 per subject (20 multiple choice, 4 open, one of them with the
 list-string gold `"['3/4', '0.75']"`; `validation_Computer_Science_3` refers to `<image 2>`
-before `<image 1>`; `validation_Art_2` has images as options). dev: 1 per subject with an
+before `<image 1>`; `validation_Art_2` has images as options). The multiple-choice golds of a
+subject are different letters, so the Frequent Choice baseline (most frequent gold per subject) is right
+on one of them. dev: 1 per subject with an
 explanation. test: 1 per subject, answer `"?"`. `options` and `img_type` are Python-list
 strings; image cells are `{bytes, path}` structs declared as `Image` features.
 

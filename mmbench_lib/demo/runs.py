@@ -43,10 +43,17 @@ def demo_runs(benchmarks: Sequence[str], data_dir="data/demo", run_id: str = "de
 
 
 
-def demo_run(data_dir="data/demo", seed: int = 0):
-    """``outputs/error_analysis_demo``: the MMMU demo validation split answered by the Random Choice
-    baseline, parsed by the official rules: a run with wrong items to analyse."""
-    out = runs_mod.run_dir("error_analysis_demo")
-    runs_mod.evaluate(RunConfig("mmmu", out, source=ensure_demo(data_dir)["mmmu"]["source"], model="random",
-                                baseline="random", split="validation", seed=seed, progress=False))
+#: run id of the error-analysis demo (a SmolLM2 generation run; the name changed when the demo stopped
+#: tagging a random-baseline run, so an old folder is never resumed with another model)
+ERROR_DEMO_RUN = "error_analysis_demo_smollm2"
+
+
+def demo_run(data_dir="data/demo", seed: int = 0, max_new_tokens: int = 16):
+    """``outputs/error_analysis_demo_smollm2``: SmolLM2-135M-Instruct (embedded, text only: the papers'
+    blind LLM) answering the MMMU demo validation split by greedy generation, parsed by the official
+    rules: a real model's wrong answers to analyse (a random baseline's errors are all "extraction")."""
+    out = runs_mod.run_dir(ERROR_DEMO_RUN)
+    runs_mod.evaluate(RunConfig("mmmu", out, source=ensure_demo(data_dir)["mmmu"]["source"], model="smollm2",
+                                baseline="none", split="validation", max_new_tokens=max_new_tokens, seed=seed,
+                                parameters={"demo": True, "benchmark": "mmmu", "model": "smollm2"}, progress=False))
     return out

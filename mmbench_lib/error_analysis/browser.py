@@ -9,8 +9,11 @@ case, so tagging resumes where it stopped.
 ``ErrorBrowser`` shows one case at a time: image thumbnails (click "enlarge" for a larger copy),
 the question with its placeholders resolved, the options with gold / predicted marks and per-choice
 scores (ranked items), the raw response, the parsed answer and whether a fallback decided it, the
-automatic tags (a suggestion, never written over a human tag), a category selector and a note.
-Callback errors are caught by an ``Output`` widget shown under the browser. Displaying it never
+automatic tags (a suggestion, never written over a human tag), a category selector and a note,
+and the category distribution of the sample beside MMMU Fig. 6 and CMMMU Fig. 4, redrawn at every
+tag. Keyboard (click the "keys" box once; it keeps the focus): ``1``-``8`` tag the case with that
+category and go to the next one, ``0`` clears the tag, ``n`` / ``p`` next / previous, ``f`` first
+untagged. An empty response is shown as "(empty response)", never as a blank. Callback errors are caught by an ``Output`` widget shown under the browser. Displaying it never
 waits for input, so headless runs (nbval, papermill) go straight on.
 
     from mmbench_lib.widgets import error_browser
@@ -28,6 +31,10 @@ from mmbench_lib.error_analysis.errors import CATEGORIES, Annotations, annotatio
 
 FILTERS = ("subject", "difficulty", "image_type")
 ALL = "(all)"
+#: keyboard: a digit -> a category (1-based, ``CATEGORIES`` order); letters -> moves
+KEY_CATEGORIES = {str(k): c for k, c in enumerate(CATEGORIES, start=1)}
+KEY_MOVES = {"n": "next", "p": "prev", "f": "resume"}
+EMPTY = "(empty response)"
 
 
 class BrowserState:
@@ -246,6 +253,12 @@ class ErrorBrowser:
             b.add_class(cls)
         self.status = W.HTML()
         self.status.add_class("mmb-status")
+        self.keys = W.Text(value="", placeholder="click here, then type a key", description="keys",
+                           continuous_update=True, style={"description_width": "70px"}, layout=W.Layout(width="330px"))
+        self.keys.add_class("mmb-keys")
+        self.keys_help = W.HTML(key_help())
+        self.distribution = W.HTML()
+        self.distribution.add_class("mmb-distribution")
 
         self.prev_button.on_click(self._wrap(lambda _b: self._move(self.state.prev)))
         self.next_button.on_click(self._wrap(lambda _b: self._move(self.state.next)))
@@ -255,6 +268,7 @@ class ErrorBrowser:
         self.accept_button.on_click(self._wrap(lambda _b: self._accept()))
         self.category.observe(self._wrap(lambda ch: self._save(category=ch["new"])), names="value")
         self.note.observe(self._wrap(lambda ch: self._save(note=ch["new"])), names="value")
+        self.keys.observe(self._wrap(lambda ch: self._on_keys(ch["new"])), names="value")
 
         self.widget = W.VBox([
             W.HTML(f"<b>Error cases of run <code>{html.escape(state.run_id)}</code></b> — tags saved to "
@@ -264,6 +278,7 @@ class ErrorBrowser:
             self.header, self.thumbs, self.large, self.question, self.options, self.response,
             W.HBox([self.suggestion, self.accept_button]),
             self.category, self.note, W.HBox([self.save_button, self.save_next_button, self.status]),
+            W.HBox([self.keys, self.keys_help]), self.distribution,
             self.log,
         ])
         self.widget.add_class("mmb-error-browser")
@@ -298,6 +313,31 @@ class ErrorBrowser:
         tagged, total = self.state.progress
         self.status.value = f"saved {errors.now()} · {tagged}/{total} tagged"
         self._render_position()
+        self._render_distribution()
+
+    def _on_keys(self, typed: str):
+        """Each character typed into the keys box is one command; the box is emptied afterwards."""
+        if not typed:
+            return
+        self.keys.value = ""
+        for key in typed.lower():
+            self.press(key)
+
+    def press(self, key: str) -> None:
+        """One keyboard command: ``1``-``8`` tag and go on, ``0`` untag, ``n`` / ``p`` / ``f`` move."""
+        if key in KEY_CATEGORIES or key == "0":
+            if self.state.current is None:
+                return
+            self._busy = True  # the dropdown follows without saving a second time
+            try:
+                self.category.value = KEY_CATEGORIES.get(key, "")
+            finally:
+                self._busy = False
+            self._save(category=self.category.value)
+            if key != "0":
+                self._move(self.state.next)
+        elif key in KEY_MOVES:
+            self._move(getattr(self.state, KEY_MOVES[key]))
 
     def _accept(self):
         _tags, suggestion = self.state.auto()
@@ -312,11 +352,15 @@ class ErrorBrowser:
         where = f"{st.cursor + 1} / {n}" if n else "0 / 0"
         self.position.value = f"&nbsp; case <b>{where}</b> shown · <b>{tagged}</b> of {total} tagged"
 
+    def _render_distribution(self):
+        self.distribution.value = distribution_html(self.state.frame())
+
     def render(self):
         import ipywidgets as W
 
         st, case = self.state, self.state.current
         self._render_position()
+        self._render_distribution()
         self._busy = True
         try:
             if case is None:
@@ -399,20 +443,54 @@ class ErrorBrowser:
     @staticmethod
     def _response_html(case) -> str:
         parts = []
-        if case.get("response") is not None or case.get("scores") is None:
-            parts.append("<div><b>Raw response:</b><pre style='white-space:pre-wrap;background:#f6f6f6;padding:4px;"
-                         f"margin:2px 0'>{html.escape(str(case.get('response') or ''))}</pre></div>")
+        response = case.get("response")
+        empty = case.get("scores") is None and (response is None or not str(response).strip())
+        if response is not None or case.get("scores") is None:
+            shown = f"<i style='color:#8a5a00'>{EMPTY}</i>" if empty else html.escape(str(response))
+            parts.append("<div><b>Raw response:</b><pre class='mmb-raw' style='white-space:pre-wrap;background:#f6f6f6;"
+                         f"padding:4px;margin:2px 0'>{shown}</pre></div>")
         decided = ""
         if case.get("fallback"):
             decided = " — <b style='color:#b00'>decided by the parser's fallback</b>"
         elif case.get("fallback") is False:
             decided = " — extracted from the response"
         mode = f" (mode {html.escape(str(case['mode']))})" if case.get("mode") else ""
-        parts.append(f"<div><b>Parsed answer:</b> {_fmt(case.get('prediction'))}{mode}{decided}"
+        pred = case.get("prediction")
+        parsed = _fmt(pred) if pred not in (None, "", []) else "<i>none</i> " + (EMPTY if empty else "(nothing extracted)")
+        parts.append(f"<div><b>Parsed answer:</b> {parsed}{mode}{decided}"
                      + (" · <b>truncated at max_new_tokens</b>" if case.get("truncated") else "") + "</div>")
         if case.get("error"):
             parts.append(f"<div><b>Error:</b> {html.escape(str(case['error']))}</div>")
         return "".join(parts)
+
+
+def key_help() -> str:
+    """The keyboard map shown beside the keys box."""
+    cats = " · ".join(f"<b>{k}</b> {html.escape(c)}" for k, c in KEY_CATEGORIES.items())
+    return (f"<span style='font-size:90%'>{cats} (tag and go on) · <b>0</b> untag · <b>n</b> next · "
+            "<b>p</b> previous · <b>f</b> first untagged</span>")
+
+
+def distribution_html(tags) -> str:
+    """The sample's category distribution (human tags, else automatic suggestions) as bars beside
+    MMMU Fig. 6 and CMMMU Fig. 4, with the counts: the live chart under the browser."""
+    ours = errors.distribution(tags)
+    table = errors.compare_published(ours, label="this sample")
+    human = tags[tags["category"].fillna("") != ""]["category"].value_counts() if len(tags) else {}
+    n = int(ours["n"].sum())
+    rows = []
+    for _, r in table.iterrows():
+        c = r["category"]
+        k = int(ours.set_index("category").at[c, "n"])
+        pubs = " · ".join(f"{name.split(' (')[0]} {r[name]:.0f}%" for name in errors.PUBLISHED)
+        rows.append(
+            f"<tr data-category='{html.escape(c)}'><td>{html.escape(c)}</td>"
+            f"<td style='width:220px'><div style='background:#c0392b;height:10px;width:{r['this sample'] * 2:.0f}px'></div></td>"
+            f"<td class='mmb-count'>{k} ({r['this sample']:.0f}%), {int(human.get(c, 0))} by hand</td>"
+            f"<td style='color:#555'>{pubs}</td></tr>")
+    return (f"<div><b>Category distribution of this sample</b> (n = {n} tagged: human tags, else the automatic "
+            f"suggestion; updated at every tag)</div><table style='border-collapse:collapse;font-size:90%'>"
+            + "".join(rows) + "</table>")
 
 
 def error_browser(run_dir, n_sample: int = 30, stratify_by: str | None = None, seed: int = 0,

@@ -34,17 +34,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from mmbench_lib.analysis import reader
+from mmbench_lib.analysis import plots, reader
 from mmbench_lib.analysis.reader import Run
 from mmbench_lib.core import manifest
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib import published
+from mmbench_lib.error_analysis import charts
 
 __all__ = [
     "CATEGORIES", "AUTO_TAGS", "PUBLISHED", "SAMPLE_FILE", "load_cases", "wrong_cases", "sample_errors",
     "save_sample", "load_sample", "sample_for_run", "auto_tags", "suggested_category", "is_refusal",
     "Annotations", "annotations_path", "run_id_of", "distribution", "compare_published", "breakdown",
-    "figure", "summary_html", "resolve_placeholders",
+    "figure", "run_title", "summary_html", "resolve_placeholders",
 ]
 
 #: the papers' categories (MMMU Fig. 6 names; CMMMU Fig. 4 uses the same seven), plus "other"
@@ -399,12 +400,16 @@ def compare_published(ours=None, label: str = "this run"):
 
 
     table = pd.DataFrame({"category": list(CATEGORIES)})
+    ns = {}
     if ours is not None:
         table[label] = list(ours.set_index("category").reindex(CATEGORIES)["percent"].fillna(0.0))
+        ns[label] = int(ours["n"].sum())
     for name, key in PUBLISHED.items():
         pub = published.load(key)
         mapped = {_PUBLISHED_NAMES[str(c).strip().lower()]: float(p) for c, p in zip(pub["category"], pub["percent"])}
         table[name] = [mapped.get(c, 0.0) for c in CATEGORIES]
+        ns[name] = published.ERROR_SAMPLE_SIZES.get(key)
+    table.attrs["n"] = ns  # errors per source, for the intervals of the figure
     return table
 
 
@@ -429,45 +434,19 @@ def breakdown(cases: list[dict], by: str):
 
 
 def figure(comparison, breakdowns: dict | None = None, title: str = ""):
-    """Left: category distribution (grouped bars, one per source). Right: one panel per breakdown
-    (wrong / all items per value)."""
-    import matplotlib.pyplot as plt
+    """Left: the category distribution (one bar per source, 95% Wilson intervals over each source's
+    n); right: one panel per breakdown (wrong / all items per value). See :mod:`.charts`."""
+    return charts.figure(comparison, breakdowns, title, getattr(comparison, "attrs", {}).get("n", {}))
 
-    breakdowns = {k: v for k, v in (breakdowns or {}).items() if v is not None and len(v)}
-    panels = 1 + len(breakdowns)
-    ncols = min(panels, 2)
-    nrows = math.ceil(panels / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(6.5 * ncols, 4.6 * nrows), squeeze=False)
-    axes = [a for row in axes for a in row]
-    for a in axes[panels:]:
-        a.set_visible(False)
-    ax = axes[0]
-    sources = [c for c in comparison.columns if c != "category"]
-    h = 0.8 / max(len(sources), 1)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for i, s in enumerate(sources):
-        ys = [k + (i - (len(sources) - 1) / 2) * h for k in range(len(comparison))]
-        ax.barh(ys, comparison[s], height=h, label=s, color=colors[i % len(colors)])
-    ax.set_yticks(range(len(comparison)), comparison["category"])
-    ax.invert_yaxis()
-    ax.set_xlabel("share of analysed errors (%)")
-    ax.set_title("error categories")
-    ax.legend(fontsize=7, loc="lower right")
-    for j, (by, df) in enumerate(breakdowns.items(), start=1):
-        ax = axes[j]
-        df = df.head(12)
-        ys = range(len(df))
-        ax.barh(ys, df["n"], color="#dddddd", label="items")
-        ax.barh(ys, df["wrong"], color="#d62728", label="wrong")
-        ax.set_yticks(list(ys), [str(v)[:22] for v in df[by]], fontsize=8)
-        ax.invert_yaxis()
-        ax.set_xlabel("items")
-        ax.set_title(f"errors by {by.replace('_', ' ')}")
-        ax.legend(fontsize=7, loc="lower right")
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+
+def run_title(run_dir) -> str:
+    """``Error analysis: <model> on <benchmark> <split> (run <id>)`` with display names."""
+    try:
+        m = reader.load_run(run_dir).metrics
+    except Exception:  # noqa: BLE001 - a folder without metrics still gets a title
+        return f"Error analysis of {run_id_of(run_dir)}"
+    return (f"Error analysis: {plots.run_label(m)} on {plots.display_name(m.get('benchmark'))} "
+            f"{m.get('split') or ''} (run {run_id_of(run_dir)})").replace("  ", " ")
 
 
 def summary_html(cases: list[dict], tags=None, limit: int = 12) -> str:

@@ -28,24 +28,25 @@ import matplotlib
 
 matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt  # noqa: E402
-import seaborn as sns  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from mmbench_lib.analysis import reader
 from mmbench_lib.analysis.reader import Run
 from mmbench_lib.core import manifest
+from mmbench_lib.core.metrics import SCORED
 from mmbench_lib import published
 from mmbench_lib.paper import ours as ours_mod
 from mmbench_lib.analysis import tables as tables_mod  # noqa: E402
 from mmbench_lib.pipeline import runs as runs_mod  # noqa: E402
 from mmbench_lib.tasks import seed1 as seed1_mod, seed2 as seed2_mod  # noqa: E402
-from mmbench_lib.paper.ours import Column, dims, every, field_in, has_tag  # noqa: E402
+from mmbench_lib.paper.ours import Column, every, field_in, group, has_tag  # noqa: E402
 from mmbench_lib.tasks import mmmu as mmmu_mod
 from mmbench_lib.core.uncertainty import compare_runs
 from mmbench_lib.analysis import plots
+from mmbench_lib.paper import figures
 
-OURS_COLOR = "#c0392b"
+OURS_COLOR = figures.OURS_COLOR
 PAPER = "paper"
 OURS = "ours"
 
@@ -80,11 +81,11 @@ QUESTION_TYPE_COLUMNS = {
 
 def seed2_columns() -> dict[str, Column]:
     """Table 2's averages: plain means of dimension accuracies (source note)."""
-    return {f"{p}_acc": Column(f"{p}_acc", dims(seed2_mod.GROUPS[g]), "dim_mean") for p, g, _ in SEED2_LEVELS}
+    return {f"{p}_acc": group(f"{p}_acc", seed2_mod.GROUPS[g], "dim_mean") for p, g, _ in SEED2_LEVELS}
 
 
 def seed1_columns(average: str = "micro") -> dict[str, Column]:
-    return {f"{p}_acc": Column(f"{p}_acc", dims(seed1_mod.GROUPS[g]), average) for p, g, _ in SEED1_GROUPS}
+    return {f"{p}_acc": group(f"{p}_acc", seed1_mod.GROUPS[g], average) for p, g, _ in SEED1_GROUPS}
 
 
 def resolve_run(path) -> Path:
@@ -110,12 +111,12 @@ def label_of(run: Run) -> str:
     model = metrics.get("model") or "model"
     if "baseline" in metrics:  # a generation run (MMMU / CMMMU)
         base = metrics["baseline"]
-        model = {"random": "Random Choice", "frequent": "Frequent Choice"}.get(base, metrics.get("label") or model)
+        model = plots.model_name(base if base in ("random", "frequent") else metrics.get("label") or model)
         how = "baseline" if base in ("random", "frequent") else f"greedy, max {metrics.get('max_new_tokens')} tokens"
         if base == "ocr":
             how += ", OCR"
     else:
-        model = {"random": "Random Choice"}.get(model, model)
+        model = plots.model_name(model)
         recipe = metrics.get("recipe") or "?"
         reduction = metrics.get("reduction")
         how = f"{recipe}, {reduction}" if reduction else recipe
@@ -220,7 +221,7 @@ def seed1_table3(runs=None, average: str = "micro") -> pd.DataFrame:
 
 def seed1_leaderboard_table(runs=None) -> pd.DataFrame:
     """Fig. 5 in long form (dimension, printed rank, model, accuracy) plus our per-dimension accuracies
-    with their 95% bootstrap interval (rank empty: ranks 1-5 of the figure are not legible, so ours
+    with their 95% bootstrap interval and n scored questions (rank empty: ranks 1-5 of the figure are not legible, so ours
     cannot be placed among them)."""
     df = published.load("seed1_fig5_leaderboards")
     df.insert(len(df.columns), "origin", PAPER)
@@ -233,7 +234,7 @@ def seed1_leaderboard_table(runs=None) -> pd.DataFrame:
             lo, hi = (None if d.get(k) is None else 100 * d[k] for k in ("ci_low", "ci_high"))
             rows.append({"dimension_id": int(d["dimension_id"]), "dimension": d["dimension"], "rank": math.nan,
                          "model": r.label, "accuracy": math.nan if acc is None else round(acc, 2),
-                         "source": f"run {r.key}", "origin": OURS,
+                         "source": f"run {r.key}", "origin": OURS, "n": d.get("n"),
                          "accuracy_ci_low": math.nan if lo is None else lo,
                          "accuracy_ci_high": math.nan if hi is None else hi})
     if rows:
@@ -243,52 +244,8 @@ def seed1_leaderboard_table(runs=None) -> pd.DataFrame:
 
 
 def seed1_leaderboards(table: pd.DataFrame | None = None, ncols: int = 4):
-    """Fig. 5: one horizontal bar chart per dimension, published bars in printed-rank order (ranks
-    6-18; ranks 1-5 are not legible), illegible values drawn as hatched "missing" slots, our runs on top."""
-    table = seed1_leaderboard_table() if table is None else table
-    dims = table[["dimension_id", "dimension"]].drop_duplicates("dimension_id").sort_values("dimension_id")
-    nrows = math.ceil(len(dims) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 4.0 * nrows), squeeze=False)
-    for ax, (_, d) in zip(axes.flat, dims.iterrows()):
-        sub = table[table["dimension_id"] == d["dimension_id"]]
-        ours = sub[sub["origin"] == OURS]
-        pub = sub[sub["origin"] != OURS].sort_values("rank")
-        labels, vals, colors, missing = [], [], [], []
-        for _, r in ours.iterrows():
-            labels.append(r["model"].replace(" (ours)", "") + " *")
-            vals.append(r["accuracy"])
-            colors.append(OURS_COLOR)
-            if pd.notna(r.get("accuracy_ci_low")) and pd.notna(r["accuracy"]):
-                ax.plot([r["accuracy_ci_low"], r["accuracy_ci_high"]], [len(labels) - 1] * 2, color="black", lw=0.8)
-        for _, r in pub.iterrows():
-            labels.append(f"{int(r['rank'])}. {r['model']}")
-            vals.append(r["accuracy"])
-            colors.append("#4a7ab5")
-        ys = np.arange(len(labels))
-        for y, v, c in zip(ys, vals, colors):
-            if pd.isna(v):
-                ax.barh(y, 100, color="none", edgecolor="#bbbbbb", hatch="///", lw=0.5)
-                ax.text(2, y, "missing", va="center", fontsize=6, color="#777777")
-                missing.append(y)
-            else:
-                ax.barh(y, v, color=c)
-                ax.text(v + 1, y, f"{v:.2f}", va="center", fontsize=6)
-        ax.set_yticks(ys, labels, fontsize=7)
-        for t, c in zip(ax.get_yticklabels(), colors):
-            t.set_color(c if c == OURS_COLOR else "black")
-        ax.invert_yaxis()
-        ax.set_xlim(0, 100)
-        ax.set_title(f"({int(d['dimension_id'])}) {d['dimension']}", fontsize=9)
-        ax.tick_params(axis="x", labelsize=7)
-    for ax in list(axes.flat)[len(dims):]:
-        ax.axis("off")
-    fig.suptitle("SEED-Bench v1, Fig. 5: per-dimension leaderboards (accuracy %)", fontsize=12)
-    fig.text(0.5, 0.005, "Ranks 1-5 of each panel are not legible in the paper (only ranks 6-18, plus one rank 4 "
-             "from the text); hatched = value printed but not legible. * = our runs (red), not ranked, with their "
-             "95% clustered bootstrap interval (black line). Published rows carry no item-level data: no interval.",
-             ha="center", va="bottom", fontsize=8, wrap=True)
-    fig.tight_layout(rect=(0, 0.03, 1, 0.97))
-    return fig
+    """Fig. 5: one horizontal bar chart per dimension (:func:`mmbench_lib.paper.figures.leaderboards`)."""
+    return figures.leaderboards(seed1_leaderboard_table() if table is None else table, ncols)
 
 
 def seed1_rank_frame(runs=None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -319,63 +276,7 @@ def seed1_rank_frame(runs=None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFram
 
 
 # --------------------------------------------------------------------------- rank heat-map
-def rank_heatmap(df: pd.DataFrame, value_cols: Sequence[str], *, col_labels: Sequence[str] | None = None,
-                 ranks_given: bool = False, model_col: str = "model", cell_text: pd.DataFrame | None = None,
-                 intervals: pd.DataFrame | None = None, title: str = "", note: str = ""):
-    """Rank heat-map as in SEED-2 Fig. 5 / SEED v1 Fig. 6: rows = models, columns = levels or
-    dimensions; darker = higher (better) rank, the rank written in the cell; grey where the model
-    has no value for that column. ``value_cols`` are accuracies ranked per column by competition
-    ranking over the rows present, or ranks already (``ranks_given=True``). Rows with
-    ``source == "ours"`` are labelled in red; ``intervals`` (same rows, ``value_cols`` columns,
-    text such as ``"2-5"``) is written under their rank: the 95% bootstrap rank interval."""
-    if ranks_given:
-        ranks = df[list(value_cols)].astype(float).to_numpy()
-    else:
-        ranks = np.array([published.competition_rank(df[c].astype(float).tolist()) for c in value_cols],
-                         dtype=float).T
-    n_per_col = np.nanmax(np.where(np.isnan(ranks), -np.inf, ranks), axis=0)
-    n_per_col = np.where(np.isfinite(n_per_col) & (n_per_col > 1), n_per_col, 2)
-    shade = 1.0 - (ranks - 1) / (n_per_col - 1)  # rank 1 -> 1 (darkest)
-    nrow, ncol = ranks.shape
-    tall = 1.35 if intervals is not None else 1.0
-    fig, ax = plt.subplots(figsize=(max(4.5, 0.75 * ncol + 3.2), 0.32 * tall * nrow + 1.8))
-    ax.set_facecolor("#d9d9d9")  # cells without a rank (not evaluated / not available) stay grey
-    sns.heatmap(pd.DataFrame(0.1 + 0.85 * shade), cmap="Blues", vmin=0, vmax=1, cbar=False, linewidths=1,
-                linecolor="white", xticklabels=False, yticklabels=False, ax=ax)
-    for i in range(nrow):
-        for j in range(ncol):
-            r = ranks[i, j]
-            interval = intervals.iloc[i][value_cols[j]] if intervals is not None else ""
-            x, y = j + 0.5, i + 0.5  # seaborn puts cell (i, j) on [j, j+1] x [i, i+1]
-            if not np.isnan(r):
-                color = "white" if shade[i, j] > 0.55 else "black"
-                if interval:
-                    ax.text(x, y - 0.17, str(int(r)), ha="center", va="center", fontsize=7, color=color)
-                    ax.text(x, y + 0.24, f"[{interval}]", ha="center", va="center", fontsize=5, color=color)
-                else:
-                    ax.text(x, y, str(int(r)), ha="center", va="center", fontsize=7, color=color)
-            elif cell_text is not None:
-                t = cell_text.iloc[i][value_cols[j]]
-                if t:
-                    ax.text(x, y, t, ha="center", va="center", fontsize=6, color="#555555")
-    ax.set_xticks(np.arange(ncol) + 0.5, list(col_labels or value_cols), rotation=45, ha="right", fontsize=8)
-    ours = (df["source"] == OURS).to_numpy() if "source" in df else np.zeros(nrow, bool)
-    ax.set_yticks(np.arange(nrow) + 0.5, df[model_col].tolist(), fontsize=8, rotation=0)
-    for t, o in zip(ax.get_yticklabels(), ours):
-        if o:
-            t.set_color(OURS_COLOR)
-            t.set_fontweight("bold")
-    ax.tick_params(length=0)
-    ax.set_title(title, fontsize=10)
-    foot = "darker = higher rank; grey = not evaluated / not available"
-    if ours.any():
-        foot += "; red rows = our runs"
-        if intervals is not None and (intervals[list(value_cols)] != "").to_numpy().any():
-            foot += (", [low-high] = 95% clustered bootstrap interval of their rank (other rows held at their values); "
-                     "published rows carry no item-level data, so no interval")
-    fig.text(0.01, 0.005, foot + (f"\n{note}" if note else ""), fontsize=7, va="bottom", ha="left", wrap=True)
-    fig.tight_layout(rect=(0, 0.05 + 0.02 * bool(note), 1, 1))
-    return fig
+rank_heatmap = figures.rank_heatmap
 
 
 def rank_interval_text(table: pd.DataFrame, ranks: dict[str, str], columns: dict[str, str] | None = None) -> pd.DataFrame:
@@ -507,9 +408,11 @@ def cmmmu_table6_difficulty(runs=None) -> pd.DataFrame:
 
 def mmmu_image_type_table(runs=None) -> pd.DataFrame:
     """MMMU Table 12 (accuracy by image type, test set) with one column per MMMU run of ours
-    (``<label>``, plus ``<label> ci_low`` / ``ci_high``; the "Test Overall" row holds our overall),
-    computed on the run's own split from its item rows."""
+    (``<label>``, plus ``<label> ci_low`` / ``ci_high`` and ``<label> n``, the scored questions; the
+    "Test Overall" row holds our overall), computed on the run's own split from its item rows (the
+    splits in ``table.attrs["splits"]``)."""
     table = published.load("mmmu_table12_image_types").copy()
+    splits = {}
     for r in _as_runs(runs):
         if _benchmark(r) != "mmmu":
             continue
@@ -519,75 +422,29 @@ def mmmu_image_type_table(runs=None) -> pd.DataFrame:
         for key, part in (("", "point"), (" ci_low", "low"), (" ci_high", "high")):
             vals = getattr(est, part) if est else {}
             table[r.label + key] = [round(vals.get(t, math.nan), 1) for t in table["image_type"]]
+        scored = items[items["status"] == SCORED] if not items.empty else items
+        table[r.label + " n"] = pd.array([int(c.select(scored).sum()) if len(scored) else 0 for c in columns.values()],
+                                         dtype="Int64")
+        splits[r.label] = str(r.metrics.get("split") or "validation")
+    table.attrs["splits"] = splits
     return table
 
 
 def mmmu_image_types(table: pd.DataFrame | None = None, top: int | None = None, runs=None):
-    """MMMU Table 12 as grouped horizontal bars: one group per image type (with its test-set
-    count), one bar per model; our runs (red shades, with their 95% bootstrap interval) come first.
+    """MMMU Table 12: the published test-set accuracies as a heat-map and our runs (on their own split,
+    with 95% intervals and n) in a panel of their own (:func:`mmbench_lib.paper.figures.image_types`).
     ``top`` keeps the most frequent types only."""
     table = mmmu_image_type_table(runs) if table is None else table
-    models = [c for c in table.columns if c not in ("image_type", "n_samples") and not c.endswith((" ci_low", " ci_high"))]
-    ours_cols = [m for m in models if m.endswith("(ours)")]
-    models = ours_cols + [m for m in models if m not in ours_cols]
-    t = table if top is None else table.head(top + 1)
-    n = len(t)
-    h = 0.84 / len(models)
-    fig, ax = plt.subplots(figsize=(9, min(0.42 * n * max(1, len(models) / 3), 0.11 * n * len(models) + 4) + 1.5))
-    colors = [c for i, c in enumerate(plt.get_cmap("tab10").colors) if i != 3]  # red is for our runs
-    reds = plt.get_cmap("Reds")
-    ys = np.arange(n)
-    for k, m in enumerate(models):
-        off = (k - (len(models) - 1) / 2) * h
-        vals = t[m].astype(float)
-        is_ours = m in ours_cols
-        color = (reds(0.85 - 0.4 * ours_cols.index(m) / max(1, len(ours_cols))) if is_ours
-                 else colors[(k - len(ours_cols)) % len(colors)])
-        xerr = None
-        if is_ours and f"{m} ci_low" in t:
-            lo, hi = t[f"{m} ci_low"].astype(float), t[f"{m} ci_high"].astype(float)
-            xerr = np.vstack([(vals - lo).clip(lower=0).fillna(0), (hi - vals).clip(lower=0).fillna(0)])
-        ax.barh(ys + off, vals.fillna(0), height=h, color=color, label=m, xerr=xerr,
-                error_kw={"elinewidth": 0.6, "capsize": 1.5, "ecolor": "#444444"})
-        for y, v in zip(ys, vals):
-            if pd.isna(v):
-                ax.text(1, y + off, "not reported" if not is_ours else "no items", fontsize=5, va="center",
-                        color="#777777")
-    ax.set_yticks(ys, [f"{a} ({int(b):,})" for a, b in zip(t["image_type"], t["n_samples"])], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("accuracy (%); published: MMMU test set")
-    ax.set_title("MMMU, Table 12: accuracy by image type (number of test questions)", fontsize=10)
-    ax.legend(fontsize=7, loc="lower right")
-    ax.grid(axis="x", color="#eeeeee")
-    ax.set_axisbelow(True)
-    if ours_cols:
-        fig.text(0.01, 0.005, "(ours): our runs on their own split, with 95% clustered bootstrap intervals; "
-                 "published bars carry no item-level data, so no interval.", fontsize=7, va="bottom")
-        fig.tight_layout(rect=(0, 0.03, 1, 1))
-    else:
-        fig.tight_layout()
-    return fig
+    ours = [c for c in table.columns if c.endswith("(ours)")]
+    ns = {m: dict(zip(table["image_type"], table[f"{m} n"])) for m in ours if f"{m} n" in table}
+    ns = {m: {k: int(v) for k, v in d.items() if pd.notna(v)} for m, d in ns.items()}
+    splits = table.attrs.get("splits") or {m: "own" for m in ours}
+    return figures.image_types(table.drop(columns=[f"{m} n" for m in ns]), ours, splits, top, ns)
 
 
 def error_distribution(name: str, title: str | None = None):
-    """MMMU Fig. 6 / CMMMU Fig. 4 (GPT-4V error categories), drawn as bars (the papers draw pies)."""
-    df = published.load(name).sort_values("percent", ascending=True)
-    n = published.ERROR_SAMPLE_SIZES.get(name)
-    total = df["percent"].sum()
-    fig, ax = plt.subplots(figsize=(7, 0.4 * len(df) + 1.6))
-    ax.barh(df["category"], df["percent"], color="#4a7ab5")
-    for y, v in enumerate(df["percent"]):
-        ax.text(v + 0.5, y, f"{v:g}%", va="center", fontsize=8)
-    ax.set_xlabel("share of annotated GPT-4V errors (%)")
-    ax.set_xlim(0, df["percent"].max() * 1.18)
-    ax.set_title(title or name, fontsize=10)
-    note = f"n = {n} annotated errors; printed shares sum to {total:g}%"
-    if abs(total - 100) > 1e-9:
-        note += " (as printed; see the source note)"
-    fig.text(0.01, 0.01, note, fontsize=7, va="bottom")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    return fig
+    """MMMU Fig. 6 / CMMMU Fig. 4 (GPT-4V error categories) as bars with 95% Wilson intervals."""
+    return figures.error_distribution(published.load(name), published.ERROR_SAMPLE_SIZES.get(name), title or name)
 
 
 # --------------------------------------------------------------------------- our runs against each other
@@ -620,27 +477,7 @@ def paired_tests(runs, benchmarks: Sequence[str] | None = None) -> pd.DataFrame:
                                        "ci_low", "ci_high", "only_a_correct", "only_b_correct", "mcnemar_exact_p"])
 
 
-def paired_differences(table: pd.DataFrame):
-    """Forest plot of :func:`paired_tests`: each pair's accuracy difference with its interval; a
-    pair whose interval crosses 0 is drawn grey (the runs are not told apart on these items)."""
-    n = len(table)
-    fig, ax = plt.subplots(figsize=(8, 0.45 * max(n, 1) + 1.6))
-    for y, (_, r) in enumerate(table.iterrows()):
-        lo, hi = r["ci_low"], r["ci_high"]
-        clear = pd.notna(lo) and (lo > 0 or hi < 0)
-        color = OURS_COLOR if clear else "#888888"
-        if pd.notna(lo):
-            ax.plot([lo, hi], [y, y], color=color, lw=2)
-        ax.plot([r["difference"]], [y], "o", color=color)
-        ax.text(1.01, y, f"p = {r['mcnemar_exact_p']:.3g}", transform=ax.get_yaxis_transform(), va="center", fontsize=7)
-    ax.axvline(0, color="black", lw=0.8)
-    ax.set_yticks(range(n), [f"{r['benchmark']}: {r['run_b'].replace(' (ours)', '')}\n  - {r['run_a'].replace(' (ours)', '')}"
-                             for _, r in table.iterrows()], fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlabel("accuracy difference (points), b - a, on the items both runs scored")
-    ax.set_title("Our runs against each other: paired bootstrap 95% intervals, McNemar exact p", fontsize=10)
-    fig.tight_layout()
-    return fig
+paired_differences = figures.paired_differences
 
 
 # --------------------------------------------------------------------------- saving
@@ -664,7 +501,7 @@ def save_table(df: pd.DataFrame, out_dir, name: str, decimals: int = 1) -> list[
             disp[c] = [_with_interval(v, lo, hi, "{:.0f}", "-") for v, lo, hi in zip(s, df[f"{c}_low"], df[f"{c}_high"])]
         elif pd.api.types.is_bool_dtype(s) or s.dtype == object:
             disp[c] = s.map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
-        elif c.endswith("_rank") or c.endswith("_printed") or c == "rank" or c.startswith("n_") or c == "dimension_id":
+        elif c.endswith("_rank") or c.endswith("_printed") or c == "rank" or c.startswith("n_") or c.endswith(" n") or c in ("n", "dimension_id"):
             disp[c] = [("" if pd.isna(v) else str(int(v))) for v in s]
         elif pd.api.types.is_numeric_dtype(s):
             disp[c] = [("" if pd.isna(v) else f"{float(v):.{decimals}f}") for v in s]

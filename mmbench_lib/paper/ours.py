@@ -33,6 +33,14 @@ class Column:
     name: str
     select: Callable[[pd.DataFrame], np.ndarray]
     average: str = "micro"  # or "dim_mean" (by ``dimension_id``)
+    #: dimension ids the column needs: a run missing any of them gets N/A, not an average over the
+    #: dimensions it has (an L2 run has no L3; ``mmbench_lib.core.metrics.group_summary`` likewise)
+    complete: tuple[int, ...] = ()
+
+
+def group(name: str, ids: Sequence[int], average: str = "micro") -> Column:
+    """A benchmark group (SEED level, part, Spatial / Temporal): its dimensions, all required."""
+    return Column(name, dims(ids), average, tuple(int(i) for i in ids))
 
 
 def dims(ids: Sequence[int]) -> Callable[[pd.DataFrame], np.ndarray]:
@@ -87,8 +95,9 @@ def estimate(rows: pd.DataFrame, columns: Sequence[Column], n_resamples: int = N
              confidence: float = CONFIDENCE) -> Estimate:
     """Every column's accuracy from the scored rows, with one clustered bootstrap shared by all columns.
 
-    A column is N/A (``nan``) when it pools no scored question or any of its questions is N/A
-    (``status == "n/a"``: SEED-2 image output without an image producer), as in ``metrics``.
+    A column is N/A (``nan``) when it pools no scored question, any of its questions is N/A
+    (``status == "n/a"``: SEED-2 image output without an image producer), or the run lacks one of
+    the dimensions it needs (``Column.complete``), as in ``metrics``.
     """
     ok = rows[rows["status"] == SCORED] if len(rows) else rows
     codes, uniques = pd.factorize(ok["cluster"]) if len(ok) else (np.zeros(0, int), [])
@@ -100,6 +109,7 @@ def estimate(rows: pd.DataFrame, columns: Sequence[Column], n_resamples: int = N
     for col in columns:
         mask = col.select(ok) if len(ok) else np.zeros(0, bool)
         na = bool(len(rows)) and bool(((rows["status"] == "n/a") & col.select(rows)).any())
+        na = na or _lacks(rows, col.complete)
         if not k or not mask.any() or na:
             point[col.name] = low[col.name] = high[col.name] = math.nan
             draws[col.name] = np.full(n_resamples, math.nan)
@@ -123,6 +133,14 @@ def estimate(rows: pd.DataFrame, columns: Sequence[Column], n_resamples: int = N
         low[col.name] = float(np.quantile(finite, alpha)) if len(finite) and k > 1 else math.nan
         high[col.name] = float(np.quantile(finite, 1 - alpha)) if len(finite) and k > 1 else math.nan
     return Estimate(point, low, high, draws, clusters=k, n=int(len(ok)))
+
+
+def _lacks(rows: pd.DataFrame, needed: Sequence[int]) -> bool:
+    """Whether ``rows`` (any status) hold no question of some dimension in ``needed``."""
+    if not needed:
+        return False
+    present = set(rows["dimension_id"].dropna().astype(int)) if "dimension_id" in rows else set()
+    return not set(needed) <= present
 
 
 def rank_interval(draws: np.ndarray, others: Sequence[float], decimals: int | None = None,

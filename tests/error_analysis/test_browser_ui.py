@@ -2,8 +2,10 @@
 
 Starts JupyterLab on 127.0.0.1 (free port, no token) with its root in a temporary copy holding
 notebooks/30_error_analysis.ipynb (the demo run, with the tag folder and outputs pointed into the
-temporary folder), runs all cells, waits for the widget, tags the first case and saves, then checks
-``annotations/<run-id>.csv``. On success a screenshot goes to the test's temporary folder, or to
+temporary folder), runs all cells, waits for the widget (the demo: SmolLM2's wrong answers on the MMMU
+demo set), tags the first case and saves, then checks ``annotations/<run-id>.csv``; then drives the
+keyboard (``n`` next, ``3`` tags "reasoning error" and moves on, ``p`` back) and checks that the tag
+reaches the CSV and the distribution under the browser updates. On success a screenshot goes to the test's temporary folder, or to
 docs/screenshots/error_browser.png when MMBENCH_UPDATE_SCREENSHOTS=1 (so a test run leaves the
 committed picture alone); on failure a full-page screenshot goes to the temporary folder. Needs Debian's chromium (``apt-get install -y chromium``)
 and the ``playwright`` Python package (its browser download is not used).
@@ -117,7 +119,19 @@ def _csv_rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-@pytest.mark.timeout(300)
+def _press(page, keys, key: str, header: str) -> str:
+    """Type ``key`` into the browser's keys box and wait until the kernel took it (the box is emptied)
+    and, for a move or a tag, the case changed; returns the header then shown."""
+    keys.click()
+    keys.press(key)
+    page.wait_for_function("document.querySelector('.mmb-keys input').value === ''", timeout=10_000)
+    if key != "p":
+        page.wait_for_function("(t) => document.querySelector('.mmb-header').innerText !== t", arg=header,
+                               timeout=10_000)
+    return page.locator(".mmb-header").inner_text()
+
+
+@pytest.mark.timeout(600)
 def test_tag_a_case_in_jupyterlab(lab):
     from playwright.sync_api import sync_playwright
 
@@ -136,7 +150,7 @@ def test_tag_a_case_in_jupyterlab(lab):
                                    timeout=60_000)
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
             widget = page.locator(".mmb-error-browser")
-            widget.wait_for(state="visible", timeout=150_000)
+            widget.wait_for(state="visible", timeout=420_000)  # the demo generates with SmolLM2 first
             first = page.locator(".mmb-header").inner_text()  # header of the first case
 
             page.locator(".mmb-category select").select_option(label="perceptual error")
@@ -159,6 +173,26 @@ def test_tag_a_case_in_jupyterlab(lab):
             page.locator(".mmb-large").wait_for(state="visible", timeout=10_000)
             page.wait_for_function("document.querySelector('.mmb-category select').value === 'perceptual error'",
                                    timeout=10_000)  # and shows its stored tag
+            # keyboard: n to the next (untagged) case, 3 tags it "reasoning error" and moves on, p comes back
+            keys = page.locator(".mmb-keys input")
+            second_header = _press(page, keys, "n", first)
+            assert second_header != first
+            before = page.locator(".mmb-distribution").inner_text()
+            _press(page, keys, "3", second_header)
+            deadline = time.time() + 30
+            while time.time() < deadline and len(_csv_rows(tags)) < 2:
+                time.sleep(0.3)
+            rows = _csv_rows(tags)
+            assert sorted(r["category"] for r in rows) == ["perceptual error", "reasoning error"], rows  # in the CSV
+            page.wait_for_function(  # the distribution under the browser followed the key at once
+                "document.querySelector(\".mmb-distribution tr[data-category='reasoning error'] .mmb-count\")"
+                ".innerText.includes('1 by hand')", timeout=10_000)
+            assert page.locator(".mmb-distribution").inner_text() != before
+            _press(page, keys, "p", page.locator(".mmb-header").inner_text())
+            page.wait_for_function("(t) => document.querySelector('.mmb-header').innerText === t", arg=second_header,
+                                   timeout=10_000)
+            page.wait_for_function("document.querySelector('.mmb-category select').value === 'reasoning error'",
+                                   timeout=10_000)
             assert not page.locator(".mmb-error-browser .jp-OutputArea-output[data-mime-type*='error']").count()
             assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").filter(
                 has_text="Traceback").count() == 0

@@ -191,3 +191,52 @@ def test_ranking_run_shows_items_and_scores(tmp_path):
     view = ErrorBrowser(state)
     assert "log-lik." in view.options.value and "Question." in view.question.value
     assert all(errors.auto_tags(c) == [] for c in state.cases)  # nothing generated, nothing to suggest
+
+
+def _count(view, category):
+    """The live chart's count cell of ``category`` ("k (p%), h by hand")."""
+    import re
+
+    m = re.search(rf"<tr data-category='{category}'>.*?<td class='mmb-count'>([^<]*)</td>", view.distribution.value)
+    return m.group(1)
+
+
+def test_number_keys_tag_and_move_and_the_distribution_follows(cases, tmp_path):
+    from mmbench_lib.error_analysis.browser import KEY_CATEGORIES
+
+    state = BrowserState(errors.wrong_cases(cases)[:6], "run-k", annotations_dir=tmp_path)
+    view = ErrorBrowser(state)
+    assert KEY_CATEGORIES["3"] == errors.CATEGORIES[2] == "reasoning error"
+    assert _count(view, "reasoning error") == "0 (0%), 0 by hand"
+    view.keys.value = "3"  # what the keys box sends when 3 is typed
+    assert view.keys.value == ""  # emptied for the next key
+    assert [(r["sample_id"], r["category"]) for r in _rows(tmp_path / "run-k.csv")] == [("q0", "reasoning error")]
+    assert state.current["id"] == "q1" and view.category.value == ""  # tagged, then on to the next case
+    assert _count(view, "reasoning error") == "1 (100%), 1 by hand"  # the chart followed at once
+    view.keys.value = "12"  # two keys in one update: two cases tagged in order
+    rows = {r["sample_id"]: r["category"] for r in _rows(tmp_path / "run-k.csv")}
+    assert rows == {"q0": "reasoning error", "q1": "perceptual error", "q2": "lack of knowledge"}
+    assert _count(view, "perceptual error") == "1 (33%), 1 by hand"
+    view.keys.value = "p"
+    assert state.current["id"] == "q2" and view.category.value == "lack of knowledge"
+    view.keys.value = "0"  # untag, stay
+    assert state.current["id"] == "q2" and view.category.value == ""
+    assert {r["sample_id"]: r["category"] for r in _rows(tmp_path / "run-k.csv")}["q2"] == ""
+    assert _count(view, "lack of knowledge") == "0 (0%), 0 by hand"
+    view.keys.value = "n"
+    assert state.current["id"] == "q3"
+    view.keys.value = "f"  # back to the first untagged
+    assert state.current["id"] == "q2"
+    view.keys.value = "x"  # an unknown key does nothing
+    assert state.current["id"] == "q2" and not view.log.outputs, view.log.outputs
+
+
+def test_an_empty_response_is_shown_as_such(tmp_path):
+    empty = _case(1, response="", prediction="", fallback=False, mode=None)
+    state = BrowserState([empty], "run-e", annotations_dir=tmp_path)
+    view = ErrorBrowser(state)
+    assert "(empty response)" in view.response.value
+    assert "<b>Parsed answer:</b> <i>none</i> (empty response)" in view.response.value
+    spoken = _case(2, response="I cannot tell", prediction=[], fallback=False, mode=None)
+    view2 = ErrorBrowser(BrowserState([spoken], "run-s", annotations_dir=tmp_path))
+    assert "I cannot tell" in view2.response.value and "nothing extracted" in view2.response.value

@@ -104,3 +104,31 @@ def test_make_paper_runs_both_notebooks_and_writes_the_gallery(tmp_path):
         assert any(folder.glob("*.ipynb")), run  # the executed notebook beside its tables and figures
         tables = list((folder / "tables").glob("*.md"))
         assert any("(ours)" in t.read_text() for t in tables), run  # the demo runs are our rows
+
+
+def test_an_l2_run_has_no_l3_value_or_rank(demo, tmp_path):
+    """A SEED-2 L2 run (dims 1-24) holds no Part-3 question: Part-3 and L3 are N/A with no rank
+    (README, SEED-2 Table 2), not the mean of the dimensions it has; a run missing a level's
+    dimension gets no value for that level either."""
+    l2 = tmp_path / "seed2_l2"
+    runs.evaluate(RunConfig("seed2", l2, data=runs.demo_args("seed2", demo, level="L2"), model="random", progress=False))
+    df = paper.seed2_table2([l2])
+    row = df[df["source"] == "ours"].iloc[0]
+    assert pd.notna(row["l1_acc"]) and pd.notna(row["l2_acc"]) and pd.notna(row["l2_rank"])
+    for col in ("part3", "l3"):
+        assert pd.isna(row[f"{col}_acc"]) and pd.isna(row[f"{col}_rank"]) and pd.isna(row[f"{col}_rank_low"]), col
+    metrics = json.loads((l2 / "metrics.json").read_text())
+    l2_group = next(g for g in metrics["groups"] if g["group"] == "L2")
+    assert row["l2_acc"] == pytest.approx(round(100 * l2_group["accuracy_dim_mean"], 1))
+    fig = paper.seed2_heatmap(df)  # the L3 cell of our row carries no rank
+    ours_row = len(df) - 1
+    ranked = {int(t.get_position()[0]) for t in fig.axes[0].texts  # columns (x in [j, j+1]) with a rank in our row
+              if ours_row < t.get_position()[1] < ours_row + 1 and t.get_text()[:1].isdigit()}
+    assert ranked == {0, 1, 2}  # L1, Part-2, L2; none in Part-3 or L3
+    matplotlib.pyplot.close(fig)
+
+    some = tmp_path / "seed2_dims"  # dims 1-3 only: no L1, L2 or L3 average
+    runs.evaluate(RunConfig("seed2", some, data=runs.demo_args("seed2", demo, level="L1") | {"dimensions": [1, 2, 3]},
+                            model="random", progress=False))
+    row = paper.seed2_table2([some]).query("source == 'ours'").iloc[0]
+    assert all(pd.isna(row[f"{p}_acc"]) for p in ("l1", "part2", "l2", "part3", "l3"))

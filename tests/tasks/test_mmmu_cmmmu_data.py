@@ -295,7 +295,7 @@ def test_cmmmu_bad_json_line_and_missing_images(demo, tmp_path):
     path, recs = _cmmmu_copy(demo, tmp_path)
     root = _save_jsonl(path, recs)
     path.write_text(path.read_text() + "{not json\n")
-    with pytest.raises(DataError, match=r"line 5 is not valid JSON"):
+    with pytest.raises(DataError, match=r"line 4 is not valid JSON"):
         cmmmu.load(root)
     recs[0]["question"] = recs[0]["question"].replace("q_", "missing_q_")
     recs[1]["question"] = '<img="../../../etc/passwd">' + recs[1]["question"]
