@@ -396,6 +396,7 @@ def agreement_matrix(long: pd.DataFrame, on: str = "prediction") -> pd.DataFrame
     """Share (fraction) of the common items on which two protocols give the same ``on`` value:
     ``prediction`` (the same answer) or ``correct`` (both right or both wrong)."""
     wide = _wide(long, on).astype(object)
+    wide = wide.where(wide.notna(), "\x00none")  # "no answer" agrees with "no answer"
     names = list(wide.columns)
     mat = pd.DataFrame(index=names, columns=names, dtype=float)
     for a in names:
@@ -445,6 +446,10 @@ def group_deltas(long: pd.DataFrame, by: str = "dimension") -> pd.DataFrame:
     return acc.rename(columns={"count": "n"})[[by, "protocol", "n", "accuracy", "delta"]]
 
 
+def _shown(pred) -> str:
+    return "(none)" if pred is None or (isinstance(pred, float) and np.isnan(pred)) else str(pred)
+
+
 def flips(long: pd.DataFrame) -> pd.DataFrame:
     """The common items whose correctness is not the same under every protocol: id, dimension, gold
     answer, then each protocol's answer marked right or wrong, and how many protocols got it right."""
@@ -456,9 +461,18 @@ def flips(long: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({"id": flipped, "dimension": info.loc[flipped, "dimension"].values,
                         "answer": info.loc[flipped, "answer"].values})
     for p in corr.columns:
-        out[p] = [f"{pred.loc[i, p]} {'right' if corr.loc[i, p] else 'wrong'}" for i in flipped]
+        out[p] = [f"{_shown(pred.loc[i, p])} {'right' if corr.loc[i, p] else 'wrong'}" for i in flipped]
     out["right_under"] = corr.loc[flipped].sum(axis=1).values
     return out.reset_index(drop=True)
+
+
+def percent(table: pd.DataFrame, columns=("accuracy", "ci_low", "ci_high")) -> pd.DataFrame:
+    """A copy of ``table`` with fraction ``columns`` in percent (for display; files keep fractions)."""
+    out = table.copy()
+    for c in columns:
+        if c in out:
+            out[c] = 100 * out[c].astype(float)
+    return out
 
 
 # --------------------------------------------------------------------------------------------- the report
