@@ -203,12 +203,13 @@ class _SharedModel:
 
 
 def ensure_run(config: RunConfig, ids: list[str], model: _SharedModel | None = None, reuse: bool = True) -> dict:
-    """``{"folder", "reused"}``: a matching finished run in ``outputs/`` when ``reuse``, else ``config``
-    evaluated (``runs.evaluate``: resumes ``config.out_dir`` if it holds part of the run)."""
+    """``{"folder", "reused"}``: a matching finished run in ``outputs/`` when ``reuse`` (``reused`` is False
+    when it is ``config.out_dir`` itself, finished by an earlier call), else ``config`` evaluated
+    (``runs.evaluate``: resumes ``config.out_dir`` if it holds part of the run)."""
     find = find_generation_run if config.protocol == "generation" else find_ranking_run
     folder = find(config, ids) if reuse else None
-    if folder is not None and Path(folder).resolve() != Path(config.out_dir).resolve():
-        return {"folder": Path(folder), "reused": True}
+    if folder is not None:
+        return {"folder": Path(folder), "reused": Path(folder).resolve() != Path(config.out_dir).resolve()}
     runs_mod.evaluate(config, model(config.model) if model else None)
     return {"folder": Path(config.out_dir), "reused": False}
 
