@@ -30,8 +30,10 @@ SCORED_FILE = "scored.jsonl"
 #: group fields of an item (SEED dimension / level / part; MMMU subject, discipline, difficulty, image type)
 GROUP_FIELDS = ("dimension_id", "dimension", "group", "level", "part", "question_type", "difficulty", "image_type",
                 "cluster")
-#: protocol-specific fields (``None`` where the protocol has none)
-EXTRA_FIELDS = ("response", "parsed_pred", "fallback", "mode", "truncated", "scores", "num_choices", "error")
+#: protocol-specific fields (``None`` where the protocol has none); ``scores``: ranking's per-choice log-likelihoods
+#: under both reductions; ``extracted``: a generated-letter run's letter by each extractor (pipeline.letters)
+EXTRA_FIELDS = ("response", "parsed_pred", "fallback", "mode", "truncated", "scores", "extracted", "num_choices",
+                "error")
 COLUMNS = ("run", "run_id", "benchmark", "split", "id", *GROUP_FIELDS, "prediction", "answer", "correct", "status",
            "model", "protocol", "recipe", *EXTRA_FIELDS)
 #: the files of an unmerged sharded run, each shard in its own folder (``mmbench_lib.core.store.shard_dir``)

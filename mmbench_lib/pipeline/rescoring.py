@@ -55,6 +55,10 @@ def _tally(rows: list[dict], key: str) -> dict:
     return {k: _acc(c, n) for k, (c, n) in out.items()}
 
 
+def _seed_text(seed) -> str:
+    return "given generator" if isinstance(seed, random.Random) else str(seed)
+
+
 # ---------------------------------------------------------------------------------------------- MMMU
 
 def _read_output_json(path: Path) -> list[dict]:
@@ -77,14 +81,32 @@ def _read_output_json(path: Path) -> list[dict]:
     return data
 
 
-def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = True) -> tuple[list[dict], dict]:
+def _rng(use_random: bool, seed) -> random.Random | None:
+    """The fallback RNG: ``random.Random(seed)`` (official: 42), a given ``random.Random`` as is, or none."""
+    if not use_random:
+        return None
+    return seed if isinstance(seed, random.Random) else random.Random(seed)
+
+
+#: MMMU parser variants: the official rules, and the non-official ones a protocol report compares
+MMMU_VARIANTS = ("official", "lenient-mc", "fixed-split")
+
+
+def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = True, seed=42,
+                       variant: str = "official") -> tuple[list[dict], dict]:
     """Official "parse and eval" over ``root/<Subject>/output.json`` (spec §3.4-3.9).
 
     ``use_random=False`` is the "no-random" mode (unparseable MC scored wrong, spec §3.7).
     ``parse_list_gold`` turns HF list strings ("['24/7', '3.429']") into lists (P-M2); the
     official scorer does not, so such items are counted in ``counts.list_string_golds``.
+    ``seed``: the fallback RNG's seed (official 42) or a ``random.Random`` to draw from.
+    ``variant`` (NOT official unless ``"official"``): ``"lenient-mc"`` reads multiple choice with
+    ``parse_multi_choice_lenient`` (markdown, "C)", lower-case letters; P-M3); ``"fixed-split"`` parses
+    open answers with the sentence split before lower-casing (``parse_open(fixed_split=True)``).
     Returns ``(rows, summary)``.
     """
+    if variant not in MMMU_VARIANTS:
+        raise ValueError(f"unknown MMMU parser variant {variant!r}; use one of {list(MMMU_VARIANTS)}")
     root = Path(root)
     if not root.is_dir():
         raise DataError(str(root), "responses folder not found")
@@ -103,7 +125,8 @@ def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = Tr
     if not by_subject:
         raise DataError(str(root), "no <Subject>/output.json found")
 
-    rng = random.Random(42) if use_random else None
+    rng = _rng(use_random, seed)
+    parse_mc = mparse.parse_multi_choice_lenient if variant == "lenient-mc" else mparse.parse_multi_choice
     rows: list[dict] = []
     seen: set = set()
     duplicates = []
@@ -124,11 +147,11 @@ def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = Tr
                "question_type": qtype}
         if qtype == "multiple-choice":
             all_choices = list(rec["all_choices"])
-            parsed = mparse.parse_multi_choice(response, all_choices, rec["index2ans"], rng)
+            parsed = parse_mc(response, all_choices, rec["index2ans"], rng)
             pred, fallback, mode = parsed.pred, parsed.fallback, parsed.mode
             correct = None if answer is None else (pred is not None and mparse.eval_multi_choice(gold, pred))
         else:
-            pred, fallback, mode = mparse.parse_open(response), False, "open"
+            pred, fallback, mode = mparse.parse_open(response, fixed_split=variant == "fixed-split"), False, "open"
             correct = None if answer is None else mparse.eval_open(gold, pred)
         row.update(parsed_pred=pred, answer=answer, correct=correct, fallback=fallback, mode=mode,
                    response_empty=not response.strip())
@@ -166,7 +189,8 @@ def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = Tr
     for w in warn:
         warnings.warn(w, stacklevel=2)
     summary = {
-        "benchmark": "mmmu", "input": str(root), "random_fallback": "random.Random(42)" if use_random else "none (scored wrong)",
+        "benchmark": "mmmu", "input": str(root), "parser": variant,
+        "random_fallback": f"random.Random({_seed_text(seed)})" if use_random else "none (scored wrong)",
         "overall": overall, "per_subject": dict(per_subject), "per_discipline": dict(per_discipline),
         "per_question_type": _tally(rows, "question_type"),
         "counts": {"items": len(rows), "judged": len(judged), "unjudged": len(rows) - len(judged), **counts,
@@ -249,7 +273,7 @@ _NO_OPTION = "\x00option text unknown\x00"  # never occurs in a response: the co
 
 
 def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = True,
-                        fixed_tf: bool = False) -> tuple[list[dict], dict]:
+                        fixed_tf: bool = False, seed=42) -> tuple[list[dict], dict]:
     """Official CMMMU scoring of response- or answer-mode rows against gold rows (spec §4.4-4.6).
 
     ``responses``/``answers``/``questions``: a JSONL file or a folder of per-category JSONL files.
@@ -257,6 +281,7 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
     answer rows lack them. Without option texts the content pass finds nothing (such items are
     counted in ``counts.mc_without_options``). ``use_random=False``: no RNG (fallbacks and ties
     scored wrong; not official). ``fixed_tf``: the T/F negation bug fixed (not official).
+    ``seed``: the fallback RNG's seed (official 42) or a ``random.Random`` to draw from.
     """
     gold = _gold_table(answers, questions)
     outputs: "OrderedDict[str, tuple[Path, int, dict]]" = OrderedDict()
@@ -282,7 +307,7 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
                 by_category.setdefault(cat, []).append(qid)
     order = cparse.official_order(by_category) + [(None, q) for q in no_category]
 
-    rng = random.Random(42) if use_random else None
+    rng = _rng(use_random, seed)
     rows: list[dict] = []
     counts = {"fallbacks": 0, "empty_responses": 0, "non_string_responses": 0, "type_mismatches": 0,
               "mc_without_options": 0, "answer_mode_rows": 0}
@@ -346,7 +371,7 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
     summary = {
         "benchmark": "cmmmu", "input": {"responses": str(responses), "answers": str(answers),
                                         "questions": None if questions is None else str(questions)},
-        "random_fallback": "random.Random(42)" if use_random else "none (scored wrong)",
+        "random_fallback": f"random.Random({_seed_text(seed)})" if use_random else "none (scored wrong)",
         "tf_negation": "fixed (not official)" if fixed_tf else "official",
         "overall": overall, "per_category": dict(per_category),
         "per_subject": {k: v for k, v in _tally(rows, "subject").items() if k is not None},

@@ -7,10 +7,11 @@ from pathlib import Path
 from mmbench_lib import tasks as benchmarks
 from mmbench_lib.core import manifest
 from mmbench_lib.tasks._common import file_sha256
+from mmbench_lib.pipeline.letters import generate_letters
 from mmbench_lib.pipeline.ranking import rank_items
 from mmbench_lib.core.metrics import per_dimension, summarize
 from mmbench_lib.models import load_adapter
-from mmbench_lib.tasks.recipes import get_recipe
+from mmbench_lib.tasks.recipes import Recipe, get_recipe
 from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder  # noqa: F401 - re-exported
 from mmbench_lib.core.store import RunStore, shard_dir
 from mmbench_lib.pipeline.config import RunConfig
@@ -55,6 +56,9 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
     when the model outputs images or ``generated_dir`` holds images generated elsewhere.
     With ``num_shards > 1`` only this shard's items are scored, into their own files; metrics
     for the whole run come from ``mmbench merge`` (``mmbench_lib.pipeline.shards.merge_runs``).
+    A generated-letter recipe (``lmms-eval-gen``, ``vlmevalkit-gen``; not a paper protocol) generates
+    up to ``max_new_tokens`` instead of ranking (``mmbench_lib.pipeline.letters``); ``reduction`` does
+    not apply to it.
     """
     from mmbench_lib.scoring.clip_judge import ClipJudge, ImageOutputScorer
 
@@ -66,22 +70,30 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
     if c.limit:
         items = items[:c.limit]
     items = select(items, c.shard_index, c.num_shards)
-    recipe = get_recipe(c.recipe, reduction=c.reduction)
+    recipe = get_recipe(c.recipe)
+    recipe = recipe if recipe.generates else get_recipe(recipe, reduction=c.reduction)
+    generation = {"max_new_tokens": c.max_new_tokens, "do_sample": False, "chat_template": recipe.chat} \
+        if recipe.generates else None
     adapter = adapter or load_adapter(c.model, **c.adapter_options())
     store = RunStore(c.out_dir, shard=(c.shard_index, c.num_shards))
-    _check_same_run(store, c.benchmark, adapter, recipe)
+    _check_same_run(store, c.benchmark, adapter, recipe, generation)
     mod = benchmarks.get(c.benchmark)
     image_output = ImageOutputScorer(ClipJudge(c.clip_model, c.clip_pretrained, device=getattr(adapter, "device", "cpu")),
                                      str(manifest.resolve(c.generated_dir)) if c.generated_dir else None)
     store.update_manifest(
         **manifest.base_manifest(c.parameters, c.seed), benchmark=c.benchmark, data=_json_native(c.data),
         data_sha256=data_hashes(c.data), model=adapter.describe(), recipe=recipe.to_dict(), n_items=len(items),
+        **({"generation": generation} if generation else {}),
         image_output=image_output.describe() if any(it.needs_image_output for it in items) else None,
         shard={"index": c.shard_index, "count": c.num_shards, "item_ids": [it.id for it in items]} if c.num_shards > 1 else None,
         config=c.to_dict(),
     )
-    rank_items(items, adapter, store, recipe, batch_size=c.batch_size, retry_failed=c.retry_failed,
-               progress=c.progress, image_output=image_output)
+    if recipe.generates:
+        generate_letters(items, adapter, store, recipe, max_new_tokens=c.max_new_tokens, batch_size=c.batch_size,
+                         retry_failed=c.retry_failed, progress=c.progress)
+    else:
+        rank_items(items, adapter, store, recipe, batch_size=c.batch_size, retry_failed=c.retry_failed,
+                   progress=c.progress, image_output=image_output)
     metrics = summarize([r for r in store.rows() if r["id"] in {it.id for it in items}], mod.GROUPS)
     metrics.update(benchmark=c.benchmark, model=adapter.name, recipe=recipe.name, reduction=recipe.reduction)
     store.write_metrics(metrics)
@@ -97,17 +109,21 @@ def evaluate(config: RunConfig, adapter=None) -> dict:
     return evaluate_ranking(config, adapter)
 
 
-def _check_same_run(store: RunStore, benchmark: str, adapter, recipe) -> None:
-    """Resuming must not mix predictions of another model, benchmark or recipe in one store."""
+def _check_same_run(store: RunStore, benchmark: str, adapter, recipe, generation: dict | None = None) -> None:
+    """Resuming must not mix predictions of another model, benchmark, recipe or generation setting in one store."""
     old = store.manifest()
     if not old or not store.rows():
         return
-    was = (old.get("benchmark"), (old.get("model") or {}).get("name"), old.get("recipe"))
-    now = (benchmark, adapter.name, recipe.to_dict())
+    old_recipe = old.get("recipe")
+    if isinstance(old_recipe, dict):  # a run recorded before a recipe field existed had its default
+        old_recipe = {**Recipe().to_dict(), **old_recipe}
+    was = (old.get("benchmark"), (old.get("model") or {}).get("name"), old_recipe, old.get("generation"))
+    now = (benchmark, adapter.name, recipe.to_dict(), generation)
     if was != now:
         raise ValueError(
-            f"{store.dir} holds a run of benchmark {was[0]!r}, model {was[1]!r}, recipe {was[2]}; this call asks for "
-            f"{now[0]!r}, {now[1]!r}, {now[2]}. Use another run_id, or the same settings to resume."
+            f"{store.dir} holds a run of benchmark {was[0]!r}, model {was[1]!r}, recipe {was[2]}, generation {was[3]}; "
+            f"this call asks for {now[0]!r}, {now[1]!r}, {now[2]}, {now[3]}. Use another run_id, or the same settings "
+            f"to resume."
         )
 
 

@@ -364,16 +364,23 @@ def _dedup(items) -> list:
     return out
 
 
-def parse_open(response: str) -> list:
+def parse_open(response: str, fixed_split: bool = False) -> list:
     """Official ``parse_open_response`` (spec §3.5). Returns normalised strings and floats.
 
     The official result is a set (undefined order); this returns a list in first-seen order
-    (key responses first, then their numbers), de-duplicated.
+    (key responses first, then their numbers), de-duplicated. ``fixed_split=True`` (NOT official,
+    for protocol-sensitivity reports) splits into sentences before lower-casing, so the
+    sentence alternative of the split pattern works as written; each sentence is lower-cased after the split.
     """
-    text = response.strip().strip(".").lower()
-    # QUIRK (spec §3.5 step 2): the text is already lower-cased, so the first alternative can
-    # never match; in effect this splits on newlines only.
-    sub_responses = re.split(r"\.\s(?=[A-Z])|\n", text)
+    text = response.strip().strip(".")
+    if fixed_split:  # NOT official: split first, then lower-case
+        sub_responses = [s.lower() for s in re.split(r"\.\s(?=[A-Z])|\n", text)]
+        text = text.lower()
+    else:
+        text = text.lower()
+        # QUIRK (spec §3.5 step 2): the text is already lower-cased, so the first alternative can
+        # never match; in effect this splits on newlines only.
+        sub_responses = re.split(r"\.\s(?=[A-Z])|\n", text)
     keys = key_subresponses(sub_responses, _OPEN_INDICATORS, ("=",)) or [text]
     preds = list(keys)
     for key in keys:

@@ -5,13 +5,18 @@ no single official recipe). ``seed1-ppl`` is the v1 reference (InstructBLIP via 
 prompt ``Question: {q}\\nAnswer:``, the choice *content* as continuation, summed NLL.
 The SEED leaderboard also accepts "PPL for A/B/C/D" (``qwen-vl-letters``: the options listed in
 the prompt, the letters ranked) and lmms-eval's ``seedbench_ppl`` (``lmms-eval-ppl``), spec §1.4.
+
+Generated letters (``continuation="generate"``, NOT a paper protocol): the model *writes* an answer to
+the question with its options listed, and a letter is read out of the text the way lmms-eval
+(``lmms-eval-gen``: its ``seedbench`` prompt, first character) or VLMEvalKit (``vlmevalkit-gen``: its
+multiple-choice prompt, exact matching) do; ``mmbench_lib.tasks.letters`` holds the extraction rules.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
 from mmbench_lib.core.items import Item
-from mmbench_lib.core.requests import IMAGE, ScoreRequest
+from mmbench_lib.core.requests import IMAGE, GenerateRequest, ScoreRequest
 
 
 @dataclass(frozen=True)
@@ -20,9 +25,15 @@ class Recipe:
     prompt: str = "Question: {question}\nAnswer:"
     separator: str = " "  # put between the prompt and each choice's content
     chat: bool = False  # wrap the prompt in the model's chat template (LLaVA wrapper style)
-    reduction: str = "sum"  # which log-likelihood reduction decides: "sum" or "mean"
+    reduction: str | None = "sum"  # which log-likelihood reduction decides: "sum" or "mean" (None: generated answers)
     image_size: int = 0  # >0: squash each image to NxN (bicubic, no crop) before the processor, as the reference wrappers do
-    continuation: str = "content"  # "content": each choice's text is ranked; "letter": its option letter (A, B, ...)
+    continuation: str = "content"  # "content": each choice's text is ranked; "letter": its option letter (A, B, ...);
+    # "generate": no ranking, the model writes an answer and ``extractor`` reads a letter out of it (non-paper)
+    extractor: str = ""  # generated answers only: "lmms-eval" or "vlmevalkit" (mmbench_lib.tasks.letters)
+
+    @property
+    def generates(self) -> bool:
+        return self.continuation == "generate"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -44,6 +55,16 @@ RECIPES = {
                               separator=" ", reduction="mean", continuation="letter"),
     # lmms-eval seedbench_ppl (spec §1.4): "{question} Answer :" + the choice contents, summed
     "lmms-eval-ppl": Recipe(name="lmms-eval-ppl", prompt="{question} Answer :"),
+    # NOT a paper protocol. lmms-eval seedbench (generate_until, spec §1.4 / P-S8): the question, the
+    # "A. ..." lines, the instruction; the first character of the stripped answer is the letter
+    "lmms-eval-gen": Recipe(name="lmms-eval-gen", prompt="{question}\n{options}\nAnswer with the option's letter "
+                            "from the given choices directly.", separator="", chat=True, reduction=None,
+                            continuation="generate", extractor="lmms-eval"),
+    # NOT a paper protocol. VLMEvalKit's multiple-choice prompt (ImageMCQDataset.build_prompt, no hint; its
+    # trailing " \n" dropped, as most of its model wrappers strip it) and exact matching (can_infer)
+    "vlmevalkit-gen": Recipe(name="vlmevalkit-gen", prompt="Question: {question}\nOptions:\n{options}\nPlease select "
+                             "the correct answer from the options above.", separator="", chat=True, reduction=None,
+                             continuation="generate", extractor="vlmevalkit"),
 }
 
 
@@ -91,3 +112,11 @@ def score_request(item: Item, recipe: Recipe, images=()) -> ScoreRequest:
         images=list(images),
         chat=recipe.chat,
     )
+
+
+def generate_request(item: Item, recipe: Recipe, images=(), max_new_tokens: int = 32) -> GenerateRequest:
+    """The request of a generated-letter recipe: the prompt with the options listed, greedy decoding."""
+    if not recipe.generates:
+        raise ValueError(f"recipe {recipe.name!r} ranks choices; it makes no generation request")
+    return GenerateRequest(item.id, recipe.prompt.format(question=question_text(item), options=options_text(item)),
+                           list(images), chat=recipe.chat, max_new_tokens=max_new_tokens)

@@ -1,0 +1,1 @@
+"""Reports on how much of a number is the protocol: protocol sensitivity, blind-solvability, CircularEval."""

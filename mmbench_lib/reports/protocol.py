@@ -1,0 +1,716 @@
+"""Protocol sensitivity: one model, several protocols, the same items (issue #15, item 1).
+
+How much of a benchmark number is the protocol rather than the model?
+
+* **SEED-Bench v1 / SEED-Bench-2** (answer ranking, SEED-Bench §3.4, SEED-Bench-2 §3.4): the same model
+  scored by choice-*content* ranking with the summed log-likelihood (the v1 LAVIS reference) and with
+  the mean (the HF / SEED-2 wrappers, spec P-S3), by letter ranking with the options in the prompt (the
+  leaderboard's "PPL for A/B/C/D", Qwen-VL recipe), and by **generated** letters read out the way
+  lmms-eval (first character) or VLMEvalKit (exact matching) do -- the last two are NOT paper protocols
+  (``mmbench_lib.tasks.letters``). Sum and mean are two readings of one stored run (both reductions are
+  stored per choice), so they cost one pass.
+* **MMMU / CMMMU** (generation, MMMU §4.1, CMMMU §4.1): the stored responses of one run re-scored by the
+  official parser and by the non-official fixed-quirk variants (CMMMU T/F negation, spec §4.4; MMMU
+  lenient multiple choice, P-M3; MMMU open answers split into sentences before lower-casing, §3.5 step
+  2), and without the random fallback; plus the distribution of the total over many fallback seeds
+  (the official scorers draw with ``random.Random(42)``; MMMU §4.1 and CMMMU §4.1 say unparseable
+  multiple-choice answers get a random option). No response is generated again.
+
+Outputs (on the items every protocol scored): accuracy per protocol with 95% clustered bootstrap
+intervals, the item-level agreement matrices (same predicted answer, same correctness), per-dimension /
+per-subject deltas against the first protocol, paired differences with McNemar's exact test (Holm-adjusted
+too), and the items whose correctness flips. Runs are read only through ``mmbench_lib.analysis.reader``
+and made only through ``mmbench_lib.pipeline.runs.evaluate`` (the one resumable loop and run store); a
+finished run in ``outputs/`` of the same model, items and protocol is reused instead of recomputed.
+"""
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from mmbench_lib import tasks
+from mmbench_lib.analysis import reader
+from mmbench_lib.core import manifest as manifest_mod
+from mmbench_lib.core.metrics import ci_fractions, entry
+from mmbench_lib.core.requests import ChoiceScore
+from mmbench_lib.core.uncertainty import compare_runs
+from mmbench_lib.models import load_adapter
+from mmbench_lib.pipeline import rescoring
+from mmbench_lib.pipeline import runs as runs_mod
+from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.generation import load_items as generation_items
+from mmbench_lib.scoring import pick
+from mmbench_lib.tasks import cmmmu_parser as cparse
+from mmbench_lib.tasks import mmmu_parser as mparse
+from mmbench_lib.tasks._common import file_sha256
+from mmbench_lib.tasks.recipes import Recipe, get_recipe
+
+# --------------------------------------------------------------------------------------------- protocols
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One way to turn a model into an answer. Ranking benchmarks: ``recipe`` names the run it reads and
+    ``view`` how the answer is read from it (``sum`` / ``mean``: the choice with the highest stored
+    log-likelihood under that reduction; ``lmms-eval`` / ``vlmevalkit``: that extractor's stored letter).
+    Generation benchmarks: ``rescore`` holds the keyword arguments of ``rescoring.score_responses``."""
+
+    key: str
+    label: str
+    kind: str  # where it comes from: the paper, a leaderboard, a harness; "NOT a paper protocol" said so
+    recipe: str = ""
+    view: str = ""
+    rescore: dict = field(default_factory=dict)
+
+
+SEED_PROTOCOLS = {p.key: p for p in (
+    Protocol("content-sum", "content, sum", "paper: SEED-Bench §3.4 reference (LAVIS), summed NLL of the choice "
+             "content", "seed1-ppl", "sum"),
+    Protocol("content-mean", "content, mean", "official wrappers: HF InstructBLIP / SEED-2 LLaVA, Qwen (spec P-S3), "
+             "mean NLL", "seed1-ppl", "mean"),
+    Protocol("letters", "letters ranked", "leaderboard 'PPL for A/B/C/D' (Qwen-VL recipe): options in the prompt, "
+             "letters ranked by mean NLL", "qwen-vl-letters", "mean"),
+    Protocol("lmms-eval-ppl", "lmms-eval PPL", "harness: lmms-eval seedbench_ppl, '{q} Answer :' + content, summed",
+             "lmms-eval-ppl", "sum"),
+    Protocol("gen-lmms-eval", "generated, lmms-eval", "NOT a paper protocol: generated answer, lmms-eval seedbench "
+             "prompt, first character", "lmms-eval-gen", "lmms-eval"),
+    Protocol("gen-vlmevalkit", "generated, VLMEvalKit", "NOT a paper protocol: generated answer, VLMEvalKit MCQ "
+             "prompt, exact matching", "vlmevalkit-gen", "vlmevalkit"),
+)}
+#: the SEED protocols a report compares unless told otherwise (``lmms-eval-ppl`` is available on request)
+DEFAULT_SEED_PROTOCOLS = ("content-sum", "content-mean", "letters", "gen-lmms-eval", "gen-vlmevalkit")
+
+PARSER_VARIANTS = {
+    "mmmu": {p.key: p for p in (
+        Protocol("official", "official", "paper: MMMU §4.1 rules, official parser, random.Random(42) fallback"),
+        Protocol("lenient-mc", "lenient MC", "NOT official: forgiving multiple-choice reader (markdown, 'C)', "
+                 "lower case; P-M3)", rescore={"variant": "lenient-mc"}),
+        Protocol("fixed-split", "open: split fixed", "NOT official: open answers split into sentences before "
+                 "lower-casing (spec §3.5 step 2)", rescore={"variant": "fixed-split"}),
+        Protocol("no-fallback", "no fallback", "official rules, unparseable multiple choice scored wrong "
+                 "(no-random mode, spec §3.7)", rescore={"use_random": False}),
+    )},
+    "cmmmu": {p.key: p for p in (
+        Protocol("official", "official", "paper: CMMMU §4.1 rules, official parser, random.Random(42) fallback"),
+        Protocol("tf-fixed", "T/F negation fixed", "NOT official: negative keywords tested first, so "
+                 "'不正确' votes false (spec §4.4)", rescore={"fixed_tf": True}),
+        Protocol("no-fallback", "no fallback", "official rules, MC fallbacks and T/F ties scored wrong (not "
+                 "official)", rescore={"use_random": False}),
+    )},
+}
+
+# ------------------------------------------------------------------------------ runs: reuse or make
+
+#: loader arguments that name files; every other loader argument must be equal for a run to be reused
+_PATH_ARGS = {"annotation_file", "image_root", "video_roots", "frames_root", "cc3m_dir", "seed_bench_v2_dir"}
+
+
+def _finished_runs(root: Path):
+    """``(folder, manifest)`` of every finished run under ``root`` (up to three levels deep)."""
+    if not root.is_dir():
+        return
+    for depth in ("*", "*/*", "*/*/*"):
+        for man_path in sorted(root.glob(f"{depth}/manifest.json")):
+            folder = man_path.parent
+            try:
+                man = reader.read_manifest(folder)
+            except reader.RunError:
+                continue
+            if man.get("finished") and (folder / "metrics.json").is_file() and isinstance(man.get("config"), dict):
+                yield folder, man
+
+
+def _covers(folder: Path, ids: list[str]) -> bool:
+    try:
+        have = set(reader.samples_df(folder)["id"])
+    except (reader.RunError, ValueError, KeyError):
+        return False
+    return set(ids) <= have
+
+
+def _same_recipe(recorded, recipe: Recipe) -> bool:
+    """The recorded recipe equals ``recipe`` apart from the reduction (both reductions are stored)."""
+    if not isinstance(recorded, dict):
+        return False
+    old = {**Recipe().to_dict(), **recorded, "reduction": None}
+    return old == {**recipe.to_dict(), "reduction": None}
+
+
+def find_ranking_run(config: RunConfig, ids: list[str], root: Path | None = None) -> Path | None:
+    """A finished run in ``outputs/`` (``root``) of ``config``'s benchmark, model (spec, revision, dtype),
+    recipe, annotation file (by hash), loader filters and, for generated letters, ``max_new_tokens``,
+    holding every item of ``ids``; the newest such run, or ``None``."""
+    want_sha = file_sha256(config.data["annotation_file"])
+    recipe = get_recipe(config.recipe)
+    filters = {k: v for k, v in config.data.items() if k not in _PATH_ARGS}
+    found = []
+    for folder, man in _finished_runs(root or reader.outputs_root()):
+        cfg = man["config"]
+        data = man.get("data") or {}
+        if (man.get("benchmark") != config.benchmark or cfg.get("model") != config.model
+                or cfg.get("revision") != config.revision or cfg.get("dtype") != config.dtype
+                or not _same_recipe(man.get("recipe"), recipe)
+                or (man.get("data_sha256") or {}).get("annotation_file") != want_sha
+                or {k: v for k, v in data.items() if k not in _PATH_ARGS} != filters
+                or bool(data.get("frames_root")) != bool(config.data.get("frames_root"))):
+            continue
+        if recipe.generates and (man.get("generation") or {}).get("max_new_tokens") != config.max_new_tokens:
+            continue
+        if _covers(folder, ids):
+            found.append(folder)
+    return max(found, key=lambda f: (f / "metrics.json").stat().st_mtime) if found else None
+
+
+def _same_path(a, b) -> bool:
+    return str(manifest_mod.resolve(a).resolve()) == str(manifest_mod.resolve(b).resolve())
+
+
+def find_generation_run(config: RunConfig, ids: list[str], root: Path | None = None) -> Path | None:
+    """A finished generation run in ``outputs/`` of ``config``'s benchmark, source, split, subjects, model
+    and ``max_new_tokens``, the model answering (no baseline), holding every item of ``ids``; or ``None``."""
+    found = []
+    for folder, man in _finished_runs(root or reader.outputs_root()):
+        gen = man.get("generation") or {}
+        if (man.get("benchmark") != config.benchmark or man["config"].get("model") != config.model
+                or man.get("split") != config.split or man.get("subjects") != config.subjects
+                or gen.get("baseline") != "none" or gen.get("max_new_tokens") != config.max_new_tokens
+                or not man.get("source") or not _same_path(man["source"], config.source)):
+            continue
+        if _covers(folder, ids):
+            found.append(folder)
+    return max(found, key=lambda f: (f / "metrics.json").stat().st_mtime) if found else None
+
+
+class _SharedModel:
+    """The model adapter, loaded once on first use and shared by every run the report makes."""
+
+    def __init__(self, options: dict):
+        self.options, self.adapter = options, None
+
+    def __call__(self, spec: str):
+        if self.adapter is None:
+            self.adapter = load_adapter(spec, **self.options)
+        return self.adapter
+
+
+def ensure_run(config: RunConfig, ids: list[str], model: _SharedModel | None = None, reuse: bool = True) -> dict:
+    """``{"folder", "reused"}``: a matching finished run in ``outputs/`` when ``reuse`` (``reused`` is False
+    when it is ``config.out_dir`` itself, finished by an earlier call), else ``config`` evaluated
+    (``runs.evaluate``: resumes ``config.out_dir`` if it holds part of the run)."""
+    find = find_generation_run if config.protocol == "generation" else find_ranking_run
+    folder = find(config, ids) if reuse else None
+    if folder is not None:
+        return {"folder": Path(folder), "reused": Path(folder).resolve() != Path(config.out_dir).resolve()}
+    runs_mod.evaluate(config, model(config.model) if model else None)
+    return {"folder": Path(config.out_dir), "reused": False}
+
+
+# --------------------------------------------------------------------------------------------- long frames
+
+LONG_COLUMNS = ("protocol", "key", "id", "dimension", "group", "answer", "prediction", "correct", "status", "cluster",
+                "num_choices", "run")
+
+
+def _letter_from_scores(scores, view: str, num_choices: int) -> str | None:
+    """The letter of the highest stored log-likelihood under reduction ``view`` (ties to the first, as ``pick``)."""
+    if not isinstance(scores, dict) or not scores.get(view):
+        return None
+    choices = [ChoiceScore(s, m, 0) for s, m in zip(scores["sum"], scores["mean"])]
+    return "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:num_choices][pick(choices, view)]
+
+
+def ranking_long(protocols: list[Protocol], folders: dict[str, Path]) -> pd.DataFrame:
+    """One row per protocol and item: each protocol's answer read from its recipe's run (``folders``:
+    recipe -> run folder) through the shared reader, re-judged against the gold letter."""
+    frames, cache = [], {}
+    for p in protocols:
+        folder = folders[p.recipe]
+        if folder not in cache:
+            cache[folder] = reader.samples_df(folder)
+        df = cache[folder].copy()
+        ok = df["status"] == "ok"
+        stored = df["scores"] if p.view in ("sum", "mean") else df["extracted"]
+        judged = [bool(o) and isinstance(v, dict) for o, v in zip(ok, stored)]  # e.g. a CLIP-judged item has no scores
+        if p.view in ("sum", "mean"):
+            pred = [_letter_from_scores(v, p.view, int(n or 0)) if j else None
+                    for v, n, j in zip(stored, df["num_choices"], judged)]
+        else:
+            pred = [v.get(p.view) if j else None for v, j in zip(stored, judged)]
+        df["prediction"] = pred
+        df["correct"] = pd.array([(a == b) if j else None for a, b, j in zip(pred, df["answer"], judged)],
+                                 dtype="boolean")
+        df["protocol"], df["key"], df["run"] = p.label, p.key, reader.run_key(folder)
+        frames.append(df[list(LONG_COLUMNS)])
+    return pd.concat(frames, ignore_index=True)
+
+
+def _official_files(run: reader.Run, where: Path):
+    """The run's stored responses in the official formats (``task.write_official``) under ``where``."""
+    items = reader.load_items(run.manifest, where=str(run.folder / "manifest.json"))
+    samples = run.samples
+    stored = {i: {"status": s, "response": r} for i, s, r in zip(samples["id"], samples["status"], samples["response"])}
+    items = [it for it in items if it.id in stored]
+    return tasks.get(run.benchmark).write_official(items, stored, where)
+
+
+def _rescore(benchmark: str, files, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # subsets of subjects are expected; the counts say what was scored
+        return rescoring.score_responses(benchmark, *files, **kw)
+
+
+def _pred_text(pred) -> str | None:
+    if pred is None or isinstance(pred, str):
+        return pred
+    return json.dumps(pred, ensure_ascii=False, default=str)
+
+
+def parser_long(run: reader.Run, variants: list[Protocol], files) -> pd.DataFrame:
+    """One row per parser variant and item: the run's stored responses re-scored (no generation)."""
+    samples = run.samples.set_index("id")
+    frames = []
+    for v in variants:
+        rows, _summary = _rescore(run.benchmark, files, **v.rescore)
+        df = pd.DataFrame(rows)
+        df["id"] = df["id"].astype(str)
+        out = pd.DataFrame({
+            "protocol": v.label, "key": v.key, "id": df["id"], "dimension": df["subject"],
+            "group": df["discipline"] if "discipline" in df else df["category"], "answer": df["answer"].map(_pred_text),
+            "prediction": df["parsed_pred"].map(_pred_text), "correct": df["correct"].astype("boolean"), "status": "ok",
+            "cluster": [samples["cluster"].get(i, i) for i in df["id"]], "num_choices": None, "run": run.key,
+            "mode": df.get("parse_mode", df.get("mode")),
+        })
+        frames.append(out)
+    return pd.concat(frames, ignore_index=True)
+
+
+# --------------------------------------------------------------------------------------------- fallback seeds
+
+
+class RecordingRandom(random.Random):
+    """``random.Random`` that records the options of every ``choice`` call, in order."""
+
+    def __init__(self, seed=42):
+        self.calls: list[tuple] = []
+        super().__init__(seed)
+
+    def choice(self, seq):
+        self.calls.append(tuple(seq))
+        return super().choice(seq)
+
+
+def _wins(benchmark: str, row: dict, options: tuple) -> tuple:
+    """The options a fallback draw could pick that the official judge counts correct for ``row``."""
+    if benchmark == "mmmu":
+        gold = mparse.parse_gold(row["answer"])
+        return tuple(o for o in options if mparse.eval_multi_choice(gold, o))
+    judge = cparse.eval_multi_choice if row["type"] == "选择" else cparse.eval_true_false
+    return tuple(o for o in options if judge(row["answer"], o))
+
+
+def fallback_seeds(benchmark: str, files, seeds, rescore: dict | None = None) -> tuple[pd.DataFrame, dict]:
+    """The total under each fallback seed of ``seeds``: the official parse once with a recording RNG,
+    then the recorded draws replayed per seed (``random.Random(seed).choice`` over the same options in
+    the same official order: exactly what re-scoring with that seed gives, at the cost of the draws).
+
+    Returns a frame (seed, correct, accuracy) and a summary: n items, items decided by chance (count and
+    share), correct without chance, expected accuracy over all draws, the official seed-42 accuracy, and
+    over the seeds the mean, standard deviation (ddof 1), min, max, range and the official value's percentile.
+    """
+    rng = RecordingRandom(42)
+    rows, _summary = _rescore(benchmark, files, seed=rng, **(rescore or {}))
+    chance = [r for r in rows if r.get("parse_mode", r.get("mode")) == "random"]
+    if len(chance) != len(rng.calls):
+        raise RuntimeError(f"{len(rng.calls)} random draws for {len(chance)} items decided by chance")
+    fixed = sum(bool(r["correct"]) for r in rows if r.get("parse_mode", r.get("mode")) != "random")
+    wins = [_wins(benchmark, r, opts) for r, opts in zip(chance, rng.calls)]
+    if fixed + sum(bool(r["correct"]) for r in chance) != sum(bool(r["correct"]) for r in rows):
+        raise RuntimeError("replay check failed")
+    totals = []
+    for s in seeds:
+        draw = random.Random(s)
+        totals.append(fixed + sum(draw.choice(opts) in w for opts, w in zip(rng.calls, wins)))
+    n = len(rows)
+    official = fixed + sum(bool(r["correct"]) for r in chance)
+    acc = np.array(totals, dtype=float) / n if n else np.array([])
+    table = pd.DataFrame({"seed": list(seeds), "correct": totals, "accuracy": acc})
+    expected = (fixed + sum(len(w) / len(o) for w, o in zip(wins, rng.calls))) / n if n else None
+    summary = {
+        "benchmark": benchmark, "n": n, "decided_by_chance": len(chance), "share_by_chance": len(chance) / n if n else None,
+        "correct_without_chance": fixed, "expected_accuracy": expected, "official_seed": 42,
+        "official_accuracy": official / n if n else None, "seeds": len(table),
+        "mean": float(acc.mean()) if len(acc) else None, "std": float(acc.std(ddof=1)) if len(acc) > 1 else None,
+        "min": float(acc.min()) if len(acc) else None, "max": float(acc.max()) if len(acc) else None,
+        "range": float(acc.max() - acc.min()) if len(acc) else None,
+        "official_percentile": float((acc <= official / n).mean() * 100) if len(acc) else None,
+    }
+    return table, summary
+
+
+# --------------------------------------------------------------------------------------------- tables
+
+
+def common_items(long: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the items every protocol scored (status ok and judged in each)."""
+    judged = long[(long["status"] == "ok") & long["correct"].notna()]
+    counts = judged.groupby("id")["protocol"].nunique()
+    keep = counts[counts == long["protocol"].nunique()].index
+    return judged[judged["id"].isin(keep)]
+
+
+def _order(long: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(long["protocol"]))
+
+
+def accuracy_table(long: pd.DataFrame) -> pd.DataFrame:
+    """Per protocol, on the common items: the metrics schema's entry (n, correct, accuracy and 95%
+    clustered bootstrap interval as fractions), the number of items it scored in all, its run."""
+    common = common_items(long)
+    out = []
+    for p in _order(long):
+        rows = common[common["protocol"] == p]
+        lo, hi = ci_fractions(rows[["id", "correct", "cluster"]].assign(correct=rows["correct"].astype(bool))
+                              .to_dict("records"))
+        e = entry(int(rows["correct"].sum()), len(rows), ci_low=lo, ci_high=hi)
+        all_rows = long[long["protocol"] == p]
+        out.append({"protocol": p, "key": all_rows["key"].iloc[0], **{k: e[k] for k in ("n", "correct", "accuracy",
+                                                                                          "ci_low", "ci_high")},
+                    "scored_in_run": int((all_rows["status"] == "ok").sum()), "run": all_rows["run"].iloc[0]})
+    return pd.DataFrame(out)
+
+
+def _wide(long: pd.DataFrame, value: str) -> pd.DataFrame:
+    common = common_items(long)
+    return common.pivot(index="id", columns="protocol", values=value)[_order(long)]
+
+
+def agreement_matrix(long: pd.DataFrame, on: str = "prediction") -> pd.DataFrame:
+    """Share (fraction) of the common items on which two protocols give the same ``on`` value:
+    ``prediction`` (the same answer) or ``correct`` (both right or both wrong)."""
+    wide = _wide(long, on).astype(object)
+    wide = wide.where(wide.notna(), "\x00none")  # "no answer" agrees with "no answer"
+    names = list(wide.columns)
+    mat = pd.DataFrame(index=names, columns=names, dtype=float)
+    for a in names:
+        for b in names:
+            mat.loc[a, b] = float((wide[a] == wide[b]).mean()) if len(wide) else np.nan
+    return mat
+
+
+def _holm(p: list[float]) -> list[float]:
+    order = np.argsort(p)
+    adj, running = [0.0] * len(p), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p) - rank) * p[i]))
+        adj[i] = running
+    return adj
+
+
+def pairwise_tests(long: pd.DataFrame) -> pd.DataFrame:
+    """Every pair of protocols (a before b) on the common items: accuracy difference b - a (points) with
+    a paired clustered bootstrap 95% interval, discordant counts, McNemar's exact p and Holm's adjustment."""
+    common = common_items(long)
+    rows = []
+    for a, b in combinations(_order(long), 2):
+        ra, rb = (common[common["protocol"] == x][["id", "correct", "status", "cluster"]] for x in (a, b))
+        r = compare_runs(ra.assign(correct=ra["correct"].astype(bool)).to_dict("records"),
+                         rb.assign(correct=rb["correct"].astype(bool)).to_dict("records"))
+        rows.append({"a": a, "b": b, "n": r["n"], "accuracy_a": r["accuracy_a"], "accuracy_b": r["accuracy_b"],
+                     "difference": r["difference"], "low": r["low"], "high": r["high"],
+                     "only_a_correct": r["only_a_correct"], "only_b_correct": r["only_b_correct"],
+                     "mcnemar_exact_p": r["mcnemar_exact_p"]})
+    out = pd.DataFrame(rows)
+    if len(out):
+        out["holm_p"] = _holm(out["mcnemar_exact_p"].tolist())
+    return out
+
+
+def group_deltas(long: pd.DataFrame, by: str = "dimension") -> pd.DataFrame:
+    """Per ``by`` value (dimension, subject, ...) and protocol on the common items: n, accuracy (%) and the
+    difference (points) from the first protocol."""
+    common = common_items(long)
+    ref = _order(long)[0]
+    acc = (common.assign(c=common["correct"].astype(float)).groupby([by, "protocol"], sort=False)["c"]
+           .agg(["mean", "count"]).reset_index())
+    acc["accuracy"] = 100 * acc["mean"]
+    base = acc[acc["protocol"] == ref].set_index(by)["accuracy"]
+    acc["delta"] = acc["accuracy"] - acc[by].map(base)
+    return acc.rename(columns={"count": "n"})[[by, "protocol", "n", "accuracy", "delta"]]
+
+
+def _shown(pred) -> str:
+    return "(none)" if pred is None or (isinstance(pred, float) and np.isnan(pred)) else str(pred)
+
+
+def flips(long: pd.DataFrame) -> pd.DataFrame:
+    """The common items whose correctness is not the same under every protocol: id, dimension, gold
+    answer, then each protocol's answer marked right or wrong, and how many protocols got it right."""
+    common = common_items(long)
+    corr = _wide(long, "correct").astype(bool)
+    flipped = corr.index[corr.nunique(axis=1) > 1]
+    pred = _wide(long, "prediction")
+    info = common.drop_duplicates("id").set_index("id")
+    out = pd.DataFrame({"id": flipped, "dimension": info.loc[flipped, "dimension"].values,
+                        "answer": info.loc[flipped, "answer"].values})
+    for p in corr.columns:
+        out[p] = [f"{_shown(pred.loc[i, p])} {'right' if corr.loc[i, p] else 'wrong'}" for i in flipped]
+    out["right_under"] = corr.loc[flipped].sum(axis=1).values
+    return out.reset_index(drop=True)
+
+
+def percent(table: pd.DataFrame, columns=("accuracy", "ci_low", "ci_high")) -> pd.DataFrame:
+    """A copy of ``table`` with fraction ``columns`` in percent (for display; files keep fractions)."""
+    out = table.copy()
+    for c in columns:
+        if c in out:
+            out[c] = 100 * out[c].astype(float)
+    return out
+
+
+# --------------------------------------------------------------------------------------------- the report
+
+
+@dataclass
+class ProtocolReport:
+    """Everything a protocol-sensitivity notebook shows for one benchmark."""
+
+    benchmark: str
+    model: str
+    long: pd.DataFrame
+    sources: pd.DataFrame  # protocol, kind, run folder, reused or made, recipe / parser arguments
+    by: str = "dimension"
+    seed_table: pd.DataFrame | None = None
+    seed_summary: dict | None = None
+
+    @property
+    def n_common(self) -> int:
+        return common_items(self.long)["id"].nunique()
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """accuracy, agreement (answers), agreement_correct, tests, deltas, flips, sources (, seeds)."""
+        out = {
+            "accuracy": accuracy_table(self.long),
+            "agreement": agreement_matrix(self.long, "prediction").reset_index(names="protocol"),
+            "agreement_correct": agreement_matrix(self.long, "correct").reset_index(names="protocol"),
+            "tests": pairwise_tests(self.long), "deltas": group_deltas(self.long, self.by),
+            "flips": flips(self.long), "sources": self.sources,
+        }
+        if self.seed_table is not None:
+            out["fallback_seeds"] = pd.DataFrame([self.seed_summary])
+        return out
+
+    def to_json(self) -> dict:
+        """The report's numbers as JSON values (fractions, as the metrics schema)."""
+        t = self.tables()
+        return {"benchmark": self.benchmark, "model": self.model, "n_common": self.n_common,
+                "accuracy": t["accuracy"].to_dict("records"),
+                "agreement": agreement_matrix(self.long, "prediction").to_dict(),
+                "agreement_correct": agreement_matrix(self.long, "correct").to_dict(),
+                "tests": t["tests"].to_dict("records"), "flips": int(len(t["flips"])),
+                "sources": self.sources.to_dict("records"), "fallback_seeds": self.seed_summary}
+
+
+def _sources(protocols: list[Protocol], made: dict, how) -> pd.DataFrame:
+    return pd.DataFrame([{"protocol": p.label, "key": p.key, "kind": p.kind, "how": how(p),
+                          "run": reader.run_key(made[p.recipe if p.recipe else "run"]["folder"]),
+                          "reused": made[p.recipe if p.recipe else "run"]["reused"]} for p in protocols])
+
+
+def seed_report(benchmark: str, data: dict, out_dir, model: str = "smollm2",
+                protocols=DEFAULT_SEED_PROTOCOLS, limit: int | None = None, max_new_tokens: int = 16,
+                reuse: bool = True, scorer: str = "shared-prefix", batch_size: int = 8, device: str = "auto",
+                progress: bool = False) -> ProtocolReport:
+    """SEED v1 / SEED-2 under several protocols (``SEED_PROTOCOLS`` keys). One run per recipe, in
+    ``out_dir/<benchmark>__<recipe>`` (resumable) unless a matching finished run is found in
+    ``outputs/`` (``reuse``)."""
+    if getattr(tasks.get(benchmark), "PROTOCOL", "ranking") != "ranking":
+        raise ValueError(f"seed_report is for the ranking benchmarks seed / seed2, not {benchmark!r}")
+    chosen = [SEED_PROTOCOLS[k] for k in protocols]
+    items = runs_mod.load_items(benchmark, data)
+    items = items[:limit] if limit else items
+    ids = [it.id for it in items]
+    text_ids = {it.id for it in items if it.output == "text"}  # image-output items have no letter to compare
+    shared = _SharedModel({"device": device, "scorer": scorer})
+    made = {}
+    for recipe in dict.fromkeys(p.recipe for p in chosen):
+        config = RunConfig(benchmark, Path(out_dir) / f"{benchmark}__{recipe}", data=data, model=model, recipe=recipe,
+                           scorer=scorer, limit=limit, max_new_tokens=max_new_tokens, batch_size=batch_size,
+                           device=device, progress=progress,
+                           parameters={"report": "protocol sensitivity", "recipe": recipe, "limit": limit})
+        made[recipe] = ensure_run(config, ids, shared, reuse)
+    folders = {r: m["folder"] for r, m in made.items()}
+    long = ranking_long(chosen, folders)
+    long = long[long["id"].isin(text_ids)].reset_index(drop=True)
+    return ProtocolReport(benchmark, model, long, _sources(chosen, made, lambda p: f"recipe {p.recipe}, read by {p.view}"))
+
+
+def parser_report(benchmark: str, source, out_dir, model: str = "smollm2", split: str | None = None,
+                  subjects=None, variants=None, limit: int | None = None, max_new_tokens: int = 16,
+                  seeds: int = 2000, reuse: bool = True, batch_size: int = 8, device: str = "auto",
+                  progress: bool = False) -> ProtocolReport:
+    """MMMU / CMMMU: one generation run (reused from ``outputs/`` or made in ``out_dir/<benchmark>__generation``),
+    its stored responses re-scored by each parser variant (``PARSER_VARIANTS``), and the total over
+    fallback seeds ``0 .. seeds-1`` under the official parser."""
+    if benchmark not in PARSER_VARIANTS:
+        raise ValueError(f"parser_report is for mmmu / cmmmu, not {benchmark!r}")
+    chosen = [PARSER_VARIANTS[benchmark][k] for k in (variants or PARSER_VARIANTS[benchmark])]
+    config = RunConfig(benchmark, Path(out_dir) / f"{benchmark}__generation", source=str(source), split=split,
+                       subjects=subjects, model=model, limit=limit, max_new_tokens=max_new_tokens,
+                       batch_size=batch_size, device=device, progress=progress,
+                       parameters={"report": "protocol sensitivity", "limit": limit})
+    items = generation_items(benchmark, config.source, config.split, config.subjects, config.cache_dir)
+    ids = [it.id for it in (items[:limit] if limit else items)]
+    made = {"run": ensure_run(config, ids, _SharedModel({"device": device}), reuse)}
+    run = reader.load_run(made["run"]["folder"])
+    with tempfile.TemporaryDirectory() as tmp:
+        files = _official_files(run, Path(tmp))
+        long = parser_long(run, chosen, files)
+        seed_table, seed_summary = fallback_seeds(benchmark, files, range(seeds))
+    long = long[long["id"].isin(ids)].reset_index(drop=True)
+    how = (lambda p: "rescoring.score_responses(" + ", ".join(f"{k}={v!r}" for k, v in p.rescore.items()) + ")")
+    return ProtocolReport(benchmark, model, long, _sources(chosen, made, how), by="dimension",
+                          seed_table=seed_table, seed_summary=seed_summary)
+
+
+# --------------------------------------------------------------------------------------------- figures
+
+FONT = 9  # points; every text in the figures is at least 8 pt
+
+
+def _chance(long: pd.DataFrame) -> float | None:
+    n = pd.to_numeric(common_items(long).drop_duplicates("id")["num_choices"], errors="coerce").dropna()
+    return float((1 / n[n > 0]).mean() * 100) if len(n) else None
+
+
+def accuracy_figure(report: ProtocolReport, ax=None, title: str | None = None):
+    """Accuracy (%) per protocol on the common items with 95% clustered bootstrap intervals; chance dashed."""
+    acc = accuracy_table(report.long)
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(figsize=(6.2, 0.42 * len(acc) + 1.3))
+    y = np.arange(len(acc))[::-1]
+    a = 100 * acc["accuracy"].astype(float)
+    lo = 100 * acc["ci_low"].astype(float)
+    hi = 100 * acc["ci_high"].astype(float)
+    ax.errorbar(a, y, xerr=[(a - lo).fillna(0), (hi - a).fillna(0)], fmt="o", color="#1f4e79", ecolor="#7f9fbf",
+                capsize=3, lw=1.5)
+    for yi, ai, hii in zip(y, a, hi.fillna(a)):
+        ax.text(min(hii + 2, 97), yi, f"{ai:.1f}", va="center", ha="left" if hii + 2 < 97 else "right",
+                fontsize=FONT - 1)
+    chance = _chance(report.long)
+    if chance is not None:
+        ax.axvline(chance, ls="--", color="grey", lw=1)
+        ax.text(chance, y.max() + 0.55, "chance", ha="center", va="bottom", fontsize=FONT - 1, color="grey")
+    ax.set_yticks(y, acc["protocol"], fontsize=FONT)
+    ax.set_ylim(-0.6, len(acc) - 0.2)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel(f"accuracy (%), 95% CI, n = {report.n_common} items", fontsize=FONT)
+    ax.tick_params(axis="x", labelsize=FONT)
+    ax.set_title(title or f"{report.benchmark}: {report.model} under {len(acc)} protocols", fontsize=FONT + 1)
+    if own:
+        fig.tight_layout()
+        return fig
+    return ax.figure
+
+
+def _matrix(ax, mat: pd.DataFrame, title: str, labels: bool = True):
+    vals = 100 * mat.to_numpy(dtype=float)
+    im = ax.imshow(vals, vmin=0, vmax=100, cmap="viridis")
+    for i in range(vals.shape[0]):
+        for j in range(vals.shape[1]):
+            ax.text(j, i, f"{vals[i, j]:.0f}", ha="center", va="center", fontsize=FONT,
+                    color="white" if vals[i, j] < 60 else "black")
+    n = len(mat)
+    ax.set_xticks(range(n), mat.columns, rotation=35, ha="right", fontsize=FONT)
+    ax.set_yticks(range(n), mat.index if labels else [""] * n, fontsize=FONT)
+    ax.set_title(title, fontsize=FONT + 1)
+    return im
+
+
+def agreement_figure(report: ProtocolReport):
+    """Two heat-maps over the common items: % with the same answer, % with the same correctness."""
+    n = len(_order(report.long))
+    fig, axes = plt.subplots(1, 2, figsize=(4.2 + 1.3 * n, 0.55 * n + 2.4))
+    _matrix(axes[0], agreement_matrix(report.long, "prediction"), "same answer (%)")
+    im = _matrix(axes[1], agreement_matrix(report.long, "correct"), "same correctness (%)", labels=False)
+    fig.colorbar(im, ax=axes, shrink=0.8).ax.tick_params(labelsize=FONT)
+    fig.suptitle(f"{report.benchmark}, {report.model}: item-level agreement between protocols "
+                 f"(n = {report.n_common} items)", fontsize=FONT + 1)
+    return fig
+
+
+def delta_heatmap(report: ProtocolReport, max_groups: int = 40):
+    """Per dimension / subject: accuracy difference (points) of each protocol from the first, with n."""
+    d = group_deltas(report.long, report.by)
+    order = _order(report.long)
+    ref, others = order[0], order[1:]
+    groups = list(dict.fromkeys(d[report.by]))[:max_groups]
+    mat = d.pivot(index=report.by, columns="protocol", values="delta").reindex(index=groups, columns=others)
+    n = d[d["protocol"] == ref].set_index(report.by)["n"].reindex(groups)
+    base = d[d["protocol"] == ref].set_index(report.by)["accuracy"].reindex(groups)
+    vals = mat.to_numpy(dtype=float)
+    lim = max(10.0, float(np.nanmax(np.abs(vals))) if vals.size else 10.0)
+    fig, ax = plt.subplots(figsize=(2.6 + 1.25 * len(others), 0.36 * len(groups) + 2.0))
+    im = ax.imshow(vals, cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
+    for i in range(vals.shape[0]):
+        for j in range(vals.shape[1]):
+            if np.isfinite(vals[i, j]):
+                ax.text(j, i, f"{vals[i, j]:+.0f}", ha="center", va="center", fontsize=FONT - 1,
+                        color="white" if abs(vals[i, j]) > 0.6 * lim else "black")
+    ax.set_xticks(range(len(others)), others, rotation=35, ha="right", fontsize=FONT)
+    ax.set_yticks(range(len(groups)), [f"{g} (n={int(k)}, {b:.0f}%)" for g, k, b in zip(groups, n, base)],
+                  fontsize=FONT - 1)
+    cb = fig.colorbar(im, ax=ax, shrink=0.8)
+    cb.set_label("points", fontsize=FONT)
+    cb.ax.tick_params(labelsize=FONT)
+    ax.set_title(f"{report.benchmark}: accuracy minus '{ref}' (points);\nrow label: n items, '{ref}' accuracy",
+                 fontsize=FONT + 1)
+    fig.tight_layout()
+    return fig
+
+
+def seed_figure(report: ProtocolReport, ax=None):
+    """Histogram of the total accuracy over fallback seeds; the official seed 42 marked, mean +- sd and range."""
+    t, s = report.seed_table, report.seed_summary
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(figsize=(6.2, 3.4))
+    acc = 100 * t["accuracy"].to_numpy()
+    values, counts = np.unique(np.round(acc, 6), return_counts=True)
+    width = (100 / s["n"]) * 0.8 if s["n"] else 1
+    ax.bar(values, counts / counts.sum() * 100, width=width, color="#7f9fbf", edgecolor="#1f4e79")
+    off = 100 * s["official_accuracy"]
+    ax.axvline(off, color="#c0392b", lw=1.5)
+    ax.text(off, ax.get_ylim()[1] * 0.97, f" seed 42 (official): {off:.1f}%", color="#c0392b", fontsize=FONT - 1,
+            va="top", ha="left" if off < values.mean() else "right")
+    ax.set_xlabel(f"accuracy (%) over {s['seeds']} fallback seeds; n = {s['n']} items", fontsize=FONT)
+    ax.set_ylabel("% of seeds", fontsize=FONT)
+    ax.tick_params(labelsize=FONT)
+    ax.set_title(f"{report.benchmark}: {s['decided_by_chance']} of {s['n']} items decided by the fallback; "
+                 f"mean {100 * s['mean']:.1f} ± {100 * s['std']:.1f} (sd), range {100 * s['range']:.1f} pts",
+                 fontsize=FONT)
+    if own:
+        fig.tight_layout()
+        return fig
+    return ax.figure
+
+
+def summary_figure(report: ProtocolReport):
+    """The README figure: accuracy per protocol with intervals beside the same-answer agreement matrix."""
+    n = len(_order(report.long))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 0.5 * n + 2.6), gridspec_kw={"width_ratios": [1.15, 1]})
+    accuracy_figure(report, ax=axes[0], title="accuracy per protocol")
+    im = _matrix(axes[1], agreement_matrix(report.long, "prediction"), "same answer on an item (%)")
+    fig.colorbar(im, ax=axes[1], shrink=0.8).ax.tick_params(labelsize=FONT)
+    fig.suptitle(f"{report.benchmark}: {report.model}, n = {report.n_common} items", fontsize=FONT + 1)
+    fig.tight_layout()
+    return fig
