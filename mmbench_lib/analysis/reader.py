@@ -29,8 +29,10 @@ SCORED_FILE = "scored.jsonl"
 #: group fields of an item (SEED dimension / level / part; MMMU subject, discipline, difficulty, image type)
 GROUP_FIELDS = ("dimension_id", "dimension", "group", "level", "part", "question_type", "difficulty", "image_type",
                 "cluster")
-#: protocol-specific fields (``None`` where the protocol has none)
-EXTRA_FIELDS = ("response", "parsed_pred", "fallback", "mode", "truncated", "scores", "num_choices", "error")
+#: protocol-specific fields (``None`` where the protocol has none); ``option_order``: options shown in
+#: another order (``mmbench_lib.tasks.options``), shown position -> original option index
+EXTRA_FIELDS = ("response", "parsed_pred", "fallback", "mode", "truncated", "scores", "num_choices", "error",
+                "option_order")
 COLUMNS = ("run", "run_id", "benchmark", "split", "id", *GROUP_FIELDS, "prediction", "answer", "correct", "status",
            "model", "protocol", "recipe", *EXTRA_FIELDS)
 #: generation rows name the item fields as the official files do

@@ -74,14 +74,11 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
 
     c = config
     torch.manual_seed(c.seed)
-    items = load_items(c.benchmark, c.data)
-    if c.limit:
-        items = items[:c.limit]
-    items = select(items, c.shard_index, c.num_shards)
+    items = select(c.select(load_items(c.benchmark, c.data)), c.shard_index, c.num_shards)
     recipe = get_recipe(c.recipe, reduction=c.reduction)
     adapter = adapter or load_adapter(c.model, **c.adapter_options())
     store = RunStore(c.out_dir, shard=(c.shard_index, c.num_shards))
-    _check_same_run(store, c.benchmark, adapter, recipe)
+    _check_same_run(store, c.benchmark, adapter, recipe, c.option_settings())
     mod = benchmarks.get(c.benchmark)
     image_output = ImageOutputScorer(ClipJudge(c.clip_model, c.clip_pretrained, device=getattr(adapter, "device", "cpu")),
                                      str(manifest.resolve(c.generated_dir)) if c.generated_dir else None)
@@ -90,7 +87,7 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
         data_sha256=data_hashes(c.data), model=adapter.describe(), recipe=recipe.to_dict(), n_items=len(items),
         image_output=image_output.describe() if any(it.needs_image_output for it in items) else None,
         shard={"index": c.shard_index, "count": c.num_shards, "item_ids": [it.id for it in items]} if c.num_shards > 1 else None,
-        config=c.to_dict(),
+        options=c.option_settings(), config=c.to_dict(),
     )
     rank_items(items, adapter, store, recipe, batch_size=c.batch_size, retry_failed=c.retry_failed,
                progress=c.progress, image_output=image_output)
@@ -109,8 +106,8 @@ def evaluate(config: RunConfig, adapter=None) -> dict:
     return evaluate_ranking(config, adapter)
 
 
-def _check_same_run(store: RunStore, benchmark: str, adapter, recipe) -> None:
-    """Resuming must not mix predictions of another model, benchmark or recipe in one store."""
+def _check_same_run(store: RunStore, benchmark: str, adapter, recipe, option_settings=None) -> None:
+    """Resuming must not mix predictions of another model, benchmark, recipe or option order in one store."""
     old = store.manifest()
     if not old or not store.rows():
         return
@@ -121,6 +118,9 @@ def _check_same_run(store: RunStore, benchmark: str, adapter, recipe) -> None:
             f"{store.dir} holds a run of benchmark {was[0]!r}, model {was[1]!r}, recipe {was[2]}; this call asks for "
             f"{now[0]!r}, {now[1]!r}, {now[2]}. Use another run_id, or the same settings to resume."
         )
+    if old.get("options") != option_settings:
+        raise ValueError(f"{store.dir} holds a run with option order {old.get('options')}; this call asks for "
+                         f"{option_settings}. Use another run_id, or the same settings to resume.")
 
 
 def metrics_from_store(out_dir, benchmark: str) -> dict:
