@@ -146,7 +146,7 @@ def demo_args(benchmark: str, paths: dict, **filters) -> dict:
 NOTEBOOK_PARAMETERS = {
     "run_id", "benchmark", "data_dir", "annotation_file", "image_root", "video_roots", "frames_root", "dimensions",
     "cc3m_dir", "seed_bench_v2_dir", "level", "part", "model", "recipe", "reduction", "scorer", "batch_size",
-    "device", "limit", "seed", "generated_dir", "clip_model", "clip_pretrained", "shard_index", "num_shards",
+    "device", "limit", "seed", "generated_dir", "clip_model", "clip_pretrained", "shard_index", "num_shards", "blind_ids",
 }
 
 

@@ -193,7 +193,11 @@ def table(a: BlindAudit) -> pd.DataFrame:
     s = a.solvable.assign(**{"solved by all %": a.solvable["share"].map(_pct),
                              "expected by luck %": a.solvable["expected_share"].map(_pct)})
     s = s.rename(columns={"n": "answered by all", "blind_solvable": "solved by all"})
-    return t.merge(s.drop(columns=["share", "expected_share"]), on=["dimension_id", "dimension"], how="left")
+    t = t.merge(s.drop(columns=["share", "expected_share"]), on=["dimension_id", "dimension"], how="left")
+    t["dimension_id"] = t["dimension_id"].astype("Int64")
+    for c in ("p (> chance)", "p Holm"):  # three significant digits, not the tables' one decimal
+        t[c] = t[c].map(lambda v: "" if v is None or pd.isna(v) else f"{v:.3g}")
+    return t
 
 
 def _dimension_labels(df: pd.DataFrame) -> list[str]:
