@@ -80,7 +80,7 @@ def parse_override(name: str, value: str):
 
 
 #: Parameters naming inputs that must exist when given non-empty (relative to the cwd or the repo).
-PATH_PARAMS = ("annotation_file", "image_root", "frames_root", "cc3m_dir", "seed_bench_v2_dir")
+PATH_PARAMS = ("annotation_file", "image_root", "frames_root", "cc3m_dir", "seed_bench_v2_dir", "blind_ids")
 
 
 #: Parameters whose documented values go beyond their default's type (the parameters cells' comments).

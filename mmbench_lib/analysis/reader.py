@@ -31,9 +31,11 @@ SCORED_FILE = "scored.jsonl"
 GROUP_FIELDS = ("dimension_id", "dimension", "group", "level", "part", "question_type", "difficulty", "image_type",
                 "cluster")
 #: protocol-specific fields (``None`` where the protocol has none); ``scores``: ranking's per-choice log-likelihoods
-#: under both reductions; ``extracted``: a generated-letter run's letter by each extractor (pipeline.letters)
+#: under both reductions; ``extracted``: a generated-letter run's letter by each extractor (pipeline.letters);
+#: ``option_order``: options shown in another order (``mmbench_lib.tasks.options``), shown position -> original
+#: option index
 EXTRA_FIELDS = ("response", "parsed_pred", "fallback", "mode", "truncated", "scores", "extracted", "num_choices",
-                "error")
+                "error", "option_order")
 COLUMNS = ("run", "run_id", "benchmark", "split", "id", *GROUP_FIELDS, "prediction", "answer", "correct", "status",
            "model", "protocol", "recipe", *EXTRA_FIELDS)
 #: the files of an unmerged sharded run, each shard in its own folder (``mmbench_lib.core.store.shard_dir``)

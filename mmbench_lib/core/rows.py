@@ -5,7 +5,8 @@ Every row a run stores starts with :func:`base_row`, so ranking rows (SEED) and 
 ``dimension_id``, ``dimension``, ``group``, ``level``, ``part``, ``question_type``, ``difficulty``,
 ``answer``, ``cluster``, and (from :func:`ok_row`, :func:`failed_row`, :func:`na_row`) ``status``,
 ``prediction``, ``correct``, ``error``. ``subject``/``discipline`` repeat ``dimension``/``group``
-under the names the MMMU / CMMMU readers use.
+under the names the MMMU / CMMMU readers use. An item shown with its options in another order
+(``mmbench_lib.tasks.options``) adds ``option_order`` (shown position -> original option index).
 """
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def base_row(item: Item) -> dict:
     }
     if "type" in item.meta:  # the benchmark's own answer kind (CMMMU 选择 / 判断 / 填空)
         row["type"] = item.meta["type"]
+    if "option_order" in item.meta:  # options shown in another order (mmbench_lib.tasks.options): shown -> original
+        row["option_order"] = list(item.meta["option_order"])
     return row
 
 

@@ -17,6 +17,7 @@ from mmbench_lib import tasks
 from mmbench_lib.models.registry import check_spec
 from mmbench_lib.pipeline.baselines import BASELINES
 from mmbench_lib.scoring import REDUCTIONS, scorer_names
+from mmbench_lib.tasks import options
 from mmbench_lib.tasks.recipes import RECIPES
 
 DTYPES = (None, "auto", "float32", "float16", "bfloat16")
@@ -33,6 +34,7 @@ _TYPES: dict[str, tuple] = {
     "shard_index": (int,), "num_shards": (int,), "generated_dir": (str, Path, type(None)), "clip_model": (str,),
     "clip_pretrained": (str, type(None)), "ocr_lang": (str, type(None)), "ocr_psm": (int, type(None)),
     "endpoint": (dict,), "use_random": (bool,), "retry_failed": (bool,), "progress": (bool,), "parameters": (dict,),
+    "rotation": (int,), "permutation_seed": (int, type(None)), "lettered_only": (bool,),
 }
 
 
@@ -78,6 +80,10 @@ class RunConfig:
     retry_failed: bool = False
     progress: bool = True
     parameters: dict = field(default_factory=dict)  # the caller's own parameters (notebook cell), recorded as given
+    # option order of lettered multiple choice (mmbench_lib.tasks.options; CircularEval runs, one per order)
+    rotation: int = 0  # cyclic shift k of each item's options; k > 0 keeps the items with more than k options
+    permutation_seed: int | None = None  # instead: the options shuffled by a seed (per item id)
+    lettered_only: bool = False  # keep only multiple-choice items answered by letter (implied by the two above)
 
     def __post_init__(self):
         for f in fields(self):
@@ -97,12 +103,15 @@ class RunConfig:
         self._known("dtype", self.dtype, DTYPES)
         if not DEVICE_RE.fullmatch(self.device):
             raise ValueError(f"RunConfig.device: {self.device!r} is not auto, cpu, mps, cuda or cuda:<n>")
-        for name, low in (("max_new_tokens", 1), ("batch_size", 1), ("num_shards", 1), ("limit", 0), ("seed", 0)):
+        for name, low in (("max_new_tokens", 1), ("batch_size", 1), ("num_shards", 1), ("limit", 0), ("seed", 0),
+                          ("rotation", 0), ("permutation_seed", 0)):
             v = getattr(self, name)
             if v is not None and v < low:
                 raise ValueError(f"RunConfig.{name}: must be >= {low}, got {v}")
         if self.limit == 0:
             self.limit = None  # 0 means all items, as the notebooks' parameter does
+        if self.rotation and self.permutation_seed is not None:
+            raise ValueError("RunConfig.rotation: give a rotation or a permutation_seed, not both")
         if not 0 <= self.shard_index < self.num_shards:
             raise ValueError(f"RunConfig.shard_index: must be in [0, {self.num_shards}), got {self.shard_index}")
         if self.ocr_psm is not None and not 0 <= self.ocr_psm <= 13:
@@ -145,6 +154,18 @@ class RunConfig:
     @property
     def protocol(self) -> str:
         return protocol_of(self.benchmark)
+
+    def option_settings(self) -> dict | None:
+        """The option-order settings when any is set (recorded in the manifest as ``options`` and
+        checked on resume), else ``None``: a run in the benchmark's own order records nothing."""
+        if not (self.rotation or self.permutation_seed is not None or self.lettered_only):
+            return None
+        return {"rotation": self.rotation, "permutation_seed": self.permutation_seed, "lettered_only": True}
+
+    def select(self, items: list) -> list:
+        """The items this run asks, in order: the first ``limit`` (of the lettered ones when the option
+        order is set), each with its options in the configured order (``tasks.options.select_and_arrange``)."""
+        return options.select_and_arrange(items, self.rotation, self.permutation_seed, self.lettered_only, self.limit)
 
     def adapter_options(self) -> dict:
         """Keyword arguments of ``mmbench_lib.models.load_adapter`` for ``model``."""

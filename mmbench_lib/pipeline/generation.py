@@ -242,7 +242,7 @@ def _answerer(config: RunConfig, items: list[Item], adapter):
         return RandomAnswer(config.seed), None
     if config.baseline == "frequent":
         val_split = task.VALIDATION_SPLIT
-        val = items if items and items[0].split == val_split and not config.limit else \
+        val = items if items and items[0].split == val_split and not config.limit and not config.option_settings() else \
             load_items(config.benchmark, config.source, val_split, config.subjects, config.cache_dir)
         return FrequentAnswer(frequent_table(val), source=f"{val_split} split of {config.source}"), None
     ocr = None
@@ -266,9 +266,7 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
 
     torch.manual_seed(config.seed)
     benchmark, baseline, task = config.benchmark, config.baseline, tasks.get(config.benchmark)
-    items = load_items(benchmark, config.source, config.split, config.subjects, config.cache_dir)
-    if config.limit:
-        items = items[:config.limit]
+    items = config.select(load_items(benchmark, config.source, config.split, config.subjects, config.cache_dir))
     adapter, ocr = _answerer(config, items, adapter)
     store = RunStore(config.out_dir)
     described = adapter.describe()
@@ -278,6 +276,8 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
         old = previous["generation"]
         new = {"baseline": baseline, "max_new_tokens": config.max_new_tokens, "model": name}
         diff = {k: (old.get(k), v) for k, v in new.items() if old.get(k) != v}
+        if previous.get("options") != config.option_settings():
+            diff["options"] = (previous.get("options"), config.option_settings())
         if diff:
             raise ValueError(f"{config.out_dir} holds responses made with other settings {diff}; use a new run id")
     store.update_manifest(
@@ -285,7 +285,8 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
         source=str(config.source), subjects=config.subjects, n_items=len(items), model=described,
         generation={"baseline": baseline, "max_new_tokens": config.max_new_tokens, "do_sample": False,
                     "chat_template": True, "model": name},
-        ocr=ocr.describe() if ocr else None, deviations=task.DEVIATIONS, config=config.to_dict(),
+        ocr=ocr.describe() if ocr else None, deviations=task.DEVIATIONS, options=config.option_settings(),
+        config=config.to_dict(),
     )
     generate_items(items, adapter, store, max_new_tokens=config.max_new_tokens, batch_size=config.batch_size, ocr=ocr,
                    retry_failed=config.retry_failed, progress=config.progress,

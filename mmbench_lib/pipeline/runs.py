@@ -66,17 +66,14 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
 
     c = config
     torch.manual_seed(c.seed)
-    items = load_items(c.benchmark, c.data)
-    if c.limit:
-        items = items[:c.limit]
-    items = select(items, c.shard_index, c.num_shards)
+    items = select(c.select(load_items(c.benchmark, c.data)), c.shard_index, c.num_shards)
     recipe = get_recipe(c.recipe)
     recipe = recipe if recipe.generates else get_recipe(recipe, reduction=c.reduction)
     generation = {"max_new_tokens": c.max_new_tokens, "do_sample": False, "chat_template": recipe.chat} \
         if recipe.generates else None
     adapter = adapter or load_adapter(c.model, **c.adapter_options())
     store = RunStore(c.out_dir, shard=(c.shard_index, c.num_shards))
-    _check_same_run(store, c.benchmark, adapter, recipe, generation)
+    _check_same_run(store, c.benchmark, adapter, recipe, generation, c.option_settings())
     mod = benchmarks.get(c.benchmark)
     image_output = ImageOutputScorer(ClipJudge(c.clip_model, c.clip_pretrained, device=getattr(adapter, "device", "cpu")),
                                      str(manifest.resolve(c.generated_dir)) if c.generated_dir else None)
@@ -86,7 +83,7 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
         **({"generation": generation} if generation else {}),
         image_output=image_output.describe() if any(it.needs_image_output for it in items) else None,
         shard={"index": c.shard_index, "count": c.num_shards, "item_ids": [it.id for it in items]} if c.num_shards > 1 else None,
-        config=c.to_dict(),
+        options=c.option_settings(), config=c.to_dict(),
     )
     if recipe.generates:
         generate_letters(items, adapter, store, recipe, max_new_tokens=c.max_new_tokens, batch_size=c.batch_size,
@@ -109,8 +106,10 @@ def evaluate(config: RunConfig, adapter=None) -> dict:
     return evaluate_ranking(config, adapter)
 
 
-def _check_same_run(store: RunStore, benchmark: str, adapter, recipe, generation: dict | None = None) -> None:
-    """Resuming must not mix predictions of another model, benchmark, recipe or generation setting in one store."""
+def _check_same_run(store: RunStore, benchmark: str, adapter, recipe, generation: dict | None = None,
+                    option_settings=None) -> None:
+    """Resuming must not mix predictions of another model, benchmark, recipe, generation setting or option
+    order in one store."""
     old = store.manifest()
     if not old or not store.rows():
         return
@@ -125,6 +124,9 @@ def _check_same_run(store: RunStore, benchmark: str, adapter, recipe, generation
             f"this call asks for {now[0]!r}, {now[1]!r}, {now[2]}, {now[3]}. Use another run_id, or the same settings "
             f"to resume."
         )
+    if old.get("options") != option_settings:
+        raise ValueError(f"{store.dir} holds a run with option order {old.get('options')}; this call asks for "
+                         f"{option_settings}. Use another run_id, or the same settings to resume.")
 
 
 def metrics_from_store(out_dir, benchmark: str) -> dict:
@@ -150,7 +152,7 @@ def demo_args(benchmark: str, paths: dict, **filters) -> dict:
 NOTEBOOK_PARAMETERS = {
     "run_id", "benchmark", "data_dir", "annotation_file", "image_root", "video_roots", "frames_root", "dimensions",
     "cc3m_dir", "seed_bench_v2_dir", "level", "part", "model", "recipe", "reduction", "scorer", "batch_size",
-    "device", "limit", "seed", "generated_dir", "clip_model", "clip_pretrained", "shard_index", "num_shards",
+    "device", "limit", "seed", "generated_dir", "clip_model", "clip_pretrained", "shard_index", "num_shards", "blind_ids",
 }
 
 

@@ -1,0 +1,350 @@
+"""CircularEval and position bias for lettered multiple choice.
+
+SEED-Bench v1 §3.4 ranks each choice's *content* so that "this evaluation strategy eliminates the
+impact of the order of multiple-choice options"; the protocols that answer with a letter do not: the
+leaderboard's "PPL for A/B/C/D" (recipe ``qwen-vl-letters``, options listed in the prompt, the letters
+ranked), and MMMU / CMMMU generation (MMMU §3 and CMMMU §3.3 prompts list ``(A) ...`` options; the
+official parsers read a letter back, with a random fallback). MMBench's **CircularEval** (Liu et al.,
+2023) asks every question once per cyclic shift of its options and counts it right only if every shift
+is answered right. This module does that for any lettered benchmark of the suite:
+
+1. :func:`order_runs`: the configured run (``pipeline.config.RunConfig``: any benchmark, model, recipe)
+   once per option order, each an ordinary stored, resumable run with ``RunConfig.rotation`` (or
+   ``permutation_seed``) set, in ``<report folder>/rot-<k>/`` (``perm-<s>/``). Rotations: ``k = 0 ..
+   n-1`` where ``n`` is the largest option count; rotation ``k`` asks the items with more than ``k``
+   options, so each item is asked under exactly its own ``n`` rotations (``tasks.options``). Seeded
+   permutations (``permutations = P``): the original order plus ``P - 1`` shuffles. Item ids stay the
+   same in every run; each row records ``option_order`` (shown position -> original option), so every
+   answer maps back to the original option (``tasks.options.to_original``).
+2. :func:`report`: from those runs (``analysis.reader``), per item: plain correctness (the original
+   order), circular correctness (right under every order), mean accuracy over the orders and the
+   *consistency* (share of orders naming the item's most frequent original option); per dimension
+   (subject) and overall: plain and circular accuracy as entries of the shared metrics schema (with
+   Wilson intervals beside them), and the chance of passing every order by guessing; the shown
+   letters predicted against the shown gold letters, the accuracy by the gold letter's position, and
+   a chi-square comparison of the predicted letters with the gold letters. Under all cyclic rotations
+   every item's gold sits once at each of its positions, so a model that ignores the order predicts
+   exactly the gold letter distribution: any difference is position bias.
+3. :func:`write` (``circular.json``) and :func:`figure`.
+
+An item counts in the circular accuracy only if every one of its orders was answered (``failed`` counts
+the others). Content-ranking recipes (``seed1-ppl``, ``llava-chat``, ``lmms-eval-ppl``) are invariant to
+the order up to ties, so their circular accuracy equals the plain one: a check, not a finding.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from mmbench_lib.analysis.chance import row_chance, wilson
+from mmbench_lib.analysis.reader import load_run, samples_df
+from mmbench_lib.core.items import LETTERS
+from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
+from mmbench_lib.core.store import write_json_atomic
+from mmbench_lib.core.uncertainty import SCORED
+from mmbench_lib.models import load_adapter
+from mmbench_lib.pipeline import generation, runs
+from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.tasks.options import movable, to_original
+
+REPORT_FILE = "circular.json"
+ALL = "All"
+BENCHMARK_NAMES = {"seed": "SEED-Bench", "seed2": "SEED-Bench-2", "mmmu": "MMMU", "cmmmu": "CMMMU"}
+
+
+def max_options(config: RunConfig) -> int:
+    """The largest number of movable options among the lettered items ``config`` asks."""
+    base = replace(config, lettered_only=True, rotation=0, permutation_seed=None)
+    if base.protocol == "generation":
+        items = generation.load_items(base.benchmark, base.source, base.split, base.subjects, base.cache_dir)
+    else:
+        items = runs.load_items(base.benchmark, base.data)
+    items = base.select(items)
+    if not items:
+        raise ValueError(f"{config.benchmark}: no lettered multiple-choice item among the selected items")
+    return max(len(movable(it)) for it in items)
+
+
+def order_keys(config: RunConfig, permutations: int = 0) -> list[tuple[str, dict]]:
+    """``(folder name, RunConfig fields)`` of each order: every rotation, or the original order plus
+    ``permutations - 1`` seeded permutations."""
+    if permutations < 0 or permutations == 1:
+        raise ValueError(f"permutations must be 0 (all cyclic rotations) or >= 2, got {permutations}")
+    if permutations:
+        return [("rot-0", {"rotation": 0})] + [(f"perm-{s}", {"permutation_seed": s}) for s in range(1, permutations)]
+    return [(f"rot-{k}", {"rotation": k}) for k in range(max_options(config))]
+
+
+def order_runs(config: RunConfig, out_dir, permutations: int = 0, adapter=None) -> dict[str, Path]:
+    """Evaluate ``config``'s lettered items under each order (module doc) as runs ``out_dir/<key>``,
+    the model loaded once; rerunning resumes each. Returns ``{key: folder}``."""
+    if config.num_shards > 1:
+        raise ValueError("CircularEval runs are not sharded: run the report once per shard-free config")
+    base = replace(config, lettered_only=True, rotation=0, permutation_seed=None)
+    keys = order_keys(base, permutations)
+    if adapter is None and (base.protocol == "ranking" or base.baseline in ("none", "ocr")):
+        adapter = load_adapter(base.model, **base.adapter_options())
+    out = {}
+    for key, fields in keys:
+        cfg = replace(base, out_dir=Path(out_dir) / key, parameters={**base.parameters, "option_order": key}, **fields)
+        runs.evaluate(cfg, adapter)
+        out[key] = Path(out_dir) / key
+    return out
+
+
+@dataclass
+class CircularReport:
+    """The report of one model's order runs (module doc); fractions."""
+
+    benchmark: str
+    model: str | None
+    recipe: str | None
+    mode: str  # "rotations" or "permutations"
+    orders: list[str]
+    rows: pd.DataFrame  # one row per (item, order): shown and original letters
+    items: pd.DataFrame  # one row per item
+    per_dimension: pd.DataFrame  # plain and circular entries per dimension and "All"
+    letters: pd.DataFrame  # per shown letter: gold count, predicted count, accuracy when gold there
+    position_bias: dict
+
+
+def _key(v):
+    return "|".join(v) if isinstance(v, list) else v
+
+
+def _order_kind(run) -> tuple[bool, bool]:
+    """(is the original order, is a seeded permutation) of a run, from its manifest."""
+    opts = run.manifest.get("options") or {}
+    perm = opts.get("permutation_seed") is not None
+    return (not perm and not opts.get("rotation")), perm
+
+
+def report(order_folders: dict[str, str | Path]) -> CircularReport:
+    """The CircularEval report (module doc) of runs ``{key: folder}`` made by :func:`order_runs`."""
+    loaded = {key: load_run(folder) for key, folder in order_folders.items()}
+    kinds = {key: _order_kind(r) for key, r in loaded.items()}
+    plain = [k for k, (ident, _) in kinds.items() if ident]
+    if len(plain) != 1:
+        raise ValueError(f"CircularEval needs exactly one run in the original order, got {plain or 'none'}")
+    df = samples_df(list(loaded.values()))
+    df["order"] = df["run"].map({r.key: key for key, r in loaded.items()})
+    df["plain"] = df["order"] == plain[0]
+    df["shown_pred"], df["shown_gold"] = df["prediction"].map(_key), df["answer"].map(_key)
+    df["pred"] = [_key(to_original(p, o)) for p, o in zip(df["prediction"], df["option_order"])]
+    df["gold"] = [_key(to_original(a, o)) for a, o in zip(df["answer"], df["option_order"])]
+    df["chance"] = row_chance(df)
+    df["scored"] = (df["status"] == SCORED) & df["correct"].notna()
+    golds = df.groupby("id")["gold"].nunique(dropna=False)
+    if (golds > 1).any():
+        raise ValueError(f"answers of item(s) {list(golds[golds > 1].index[:5])} map back to different original "
+                         f"options in different runs: the runs are not of the same data")
+    items = _items(df)
+    benches = df["benchmark"].dropna().unique()
+    first = next(iter(loaded.values()))
+    return CircularReport(
+        benchmark=str(benches[0]) if len(benches) else first.benchmark, model=df["model"].iloc[0] if len(df) else None,
+        recipe=df["recipe"].iloc[0] if len(df) else None,
+        mode="permutations" if any(p for _, p in kinds.values()) else "rotations", orders=list(order_folders),
+        rows=df, items=items, per_dimension=_per_dimension(items), letters=_letters(df), position_bias=_bias(df))
+
+
+def _items(df: pd.DataFrame) -> pd.DataFrame:
+    out = []
+    for item_id, g in df.groupby("id", sort=False):
+        ok = g[g["scored"]]
+        preds = Counter("none" if p is None else str(p) for p in ok["pred"])
+        plain = g[g["plain"]]
+        out.append({
+            "id": item_id, "dimension_id": g["dimension_id"].iloc[0], "dimension": g["dimension"].iloc[0],
+            "cluster": g["cluster"].iloc[0], "orders": len(g), "answered": len(ok), "complete": len(ok) == len(g),
+            "gold": g["gold"].iloc[0],
+            "plain_correct": bool(plain["correct"].iloc[0]) if len(plain) and plain["scored"].iloc[0] else None,
+            "circular_correct": bool(ok["correct"].astype(bool).all()) if len(ok) == len(g) else None,
+            "mean_correct": float(ok["correct"].astype(bool).mean()) if len(ok) else None,
+            "consistency": max(preds.values()) / len(ok) if len(ok) else None,
+            "modal_prediction": preds.most_common(1)[0][0] if preds else None,
+            "predictions": [None if p is None else str(p) for p in g["pred"]],
+            "chance": float(g["chance"].iloc[0]), "chance_circular": float(np.prod(g["chance"])),
+        })
+    return pd.DataFrame(out)
+
+
+def _entry_of(items: pd.DataFrame, col: str) -> dict:
+    done = items[items["complete"]]
+    n, c = len(done), int(done[col].astype(bool).sum())
+    lo, hi = ci_fractions([{"id": i, "correct": bool(x), "cluster": cl, "status": SCORED}
+                           for i, x, cl in zip(done["id"], done[col], done["cluster"])]) if n else (None, None)
+    w_lo, w_hi = wilson(c, n)
+    return {**entry(c, n, failed=int((~items["complete"]).sum()), ci_low=lo, ci_high=hi),
+            "wilson_low": w_lo, "wilson_high": w_hi}
+
+
+def _per_dimension(items: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    groups = list(items.groupby(["dimension_id", "dimension"], sort=True, dropna=False)) + [((None, ALL), items)]
+    for (d_id, dim), g in groups:
+        done = g[g["complete"]]
+        rows.append({"dimension_id": d_id, "dimension": dim, "plain": _entry_of(g, "plain_correct"),
+                     "circular": _entry_of(g, "circular_correct"),
+                     "mean_accuracy": float(done["mean_correct"].mean()) if len(done) else None,
+                     "consistency": float(done["consistency"].mean()) if len(done) else None,
+                     "consistent_share": float((done["consistency"] == 1).mean()) if len(done) else None,
+                     "chance": float(done["chance"].mean()) if len(done) else None,
+                     "chance_circular": float(done["chance_circular"].mean()) if len(done) else None})
+    return pd.DataFrame(rows)
+
+
+def _single(v) -> str | None:
+    return v if isinstance(v, str) and len(v) == 1 else None
+
+
+def _letters(df: pd.DataFrame) -> pd.DataFrame:
+    ok = df[df["scored"]]
+    gold = ok["shown_gold"].map(_single)
+    pred = ok["shown_pred"].map(_single)
+    used = sorted(set(gold.dropna()) | set(pred.dropna()), key=LETTERS.index)
+    rows = []
+    for letter in used:
+        at = ok[gold == letter]
+        c = int(at["correct"].astype(bool).sum())
+        lo, hi = wilson(c, len(at))
+        rows.append({"letter": letter, "gold": int((gold == letter).sum()), "predicted": int((pred == letter).sum()),
+                     "correct_when_gold": c, "accuracy_when_gold": c / len(at) if len(at) else None,
+                     "wilson_low": lo, "wilson_high": hi})
+    rows.append({"letter": "other", "gold": int(gold.isna().sum()), "predicted": int(pred.isna().sum()),
+                 "correct_when_gold": None, "accuracy_when_gold": None, "wilson_low": None, "wilson_high": None})
+    return pd.DataFrame(rows)
+
+
+def _bias(df: pd.DataFrame) -> dict:
+    """Chi-square of the predicted single letters against the gold letters' distribution (scaled to the
+    same total), over the letters that are ever gold. Descriptive: the orders of one item are not
+    independent draws."""
+    letters = _letters(df)
+    t = letters[(letters["letter"] != "other") & (letters["gold"] > 0)]
+    obs = t["predicted"].to_numpy(float)
+    if len(t) < 2 or obs.sum() == 0:
+        return {"chi2": None, "p_value": None, "letters": list(t["letter"]), "rows": int(obs.sum())}
+    exp = t["gold"].to_numpy(float) * obs.sum() / t["gold"].sum()
+    res = stats.chisquare(obs, exp)
+    return {"chi2": float(res.statistic), "p_value": float(res.pvalue), "letters": list(t["letter"]),
+            "rows": int(obs.sum()), "note": "predicted vs gold shown letters (chi-square goodness of fit); "
+                                            "descriptive, the orders of one item are not independent"}
+
+
+def summary_table(r: CircularReport) -> pd.DataFrame:
+    """Per dimension and overall, in percent: items, plain and circular accuracy with Wilson 95% intervals,
+    mean accuracy over the orders, consistency and the chance of each."""
+    rows = []
+    for x in r.per_dimension.itertuples():
+        rows.append({"dimension": x.dimension, "items": x.plain["n"], "incomplete": x.plain["failed"],
+                     "plain %": _pct(x.plain["accuracy"]), "plain low": _pct(x.plain["wilson_low"]),
+                     "plain high": _pct(x.plain["wilson_high"]), "circular %": _pct(x.circular["accuracy"]),
+                     "circular low": _pct(x.circular["wilson_low"]), "circular high": _pct(x.circular["wilson_high"]),
+                     "mean over orders %": _pct(x.mean_accuracy), "consistency %": _pct(x.consistency),
+                     "fully consistent %": _pct(x.consistent_share), "chance %": _pct(x.chance),
+                     "chance circular %": _pct(x.chance_circular)})
+    return pd.DataFrame(rows)
+
+
+def _pct(v):
+    return None if v is None or (isinstance(v, float) and np.isnan(v)) else 100 * v
+
+
+def write(r: CircularReport, out_dir) -> Path:
+    """``circular.json`` in ``out_dir``: the report's entries (shared metrics schema plus Wilson bounds),
+    the letter table and the position-bias test; returns its path."""
+    def clean(v):
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, float) and np.isnan(v):
+            return None
+        return v.item() if hasattr(v, "item") else v
+
+    dims = {str(x.dimension): clean({k: getattr(x, k) for k in ("plain", "circular", "mean_accuracy", "consistency",
+                                                                 "consistent_share", "chance", "chance_circular")})
+            for x in r.per_dimension.itertuples()}
+    body = {"schema_version": SCHEMA_VERSION, "benchmark": r.benchmark, "model": r.model, "recipe": r.recipe,
+            "mode": r.mode, "orders": r.orders, "overall": dims.pop(ALL), "per_dimension": dims,
+            "letters": [clean(x) for x in r.letters.to_dict("records")], "position_bias": clean(r.position_bias),
+            "notes": {"plain": "the original option order", "circular": "right under every order (CircularEval)",
+                      "consistency": "share of orders naming the item's most frequent original option",
+                      "chance_circular": "probability of passing every order by guessing"}}
+    path = Path(out_dir) / REPORT_FILE
+    write_json_atomic(path, body)
+    return path
+
+
+def figure(r: CircularReport, title: str = ""):
+    """(a) plain and circular accuracy per dimension (subject) with 95% Wilson intervals, chance ticks;
+    (b) the shown letters: gold against predicted (share of answered rows); (c) accuracy by the position
+    of the gold letter with 95% Wilson intervals."""
+    d = r.per_dimension.reset_index(drop=True)
+    k = len(d)
+    fig, (ax, bx, cx) = plt.subplots(1, 3, figsize=(12, max(3.4, 0.36 * k + 2.3)), layout="constrained",
+                                     gridspec_kw={"width_ratios": [1.5, 1, 1]})
+    colors = {"plain": "#1f77b4", "circular": "#d62728"}
+    for i, kind in enumerate(("plain", "circular")):
+        e = pd.DataFrame(list(d[kind]))
+        acc = 100 * e["accuracy"].astype(float)
+        ys = np.arange(k) + (i - 0.5) * 0.3
+        ax.errorbar(acc, ys, xerr=[acc - 100 * e["wilson_low"].astype(float), 100 * e["wilson_high"].astype(float) - acc],
+                    fmt="o" if kind == "plain" else "D", color=colors[kind], ms=5, elinewidth=1.1, capsize=2,
+                    label=f"{kind} ({'original order' if kind == 'plain' else 'right under every order'})")
+    for y, (ch, chc) in enumerate(zip(d["chance"], d["chance_circular"])):
+        for val, ls, lab in ((ch, "-", "chance, one order"), (chc, ":", "chance, every order")):
+            if val is not None and not pd.isna(val):
+                ax.plot([100 * val] * 2, [y - 0.4, y + 0.4], color="0.45", lw=1.6, ls=ls, label=lab if y == 0 else None)
+    labels = []
+    for d_id, dim, e in zip(d["dimension_id"], d["dimension"], d["plain"]):
+        num = f"{int(d_id)}. " if d_id is not None and not pd.isna(d_id) and dim != ALL and r.benchmark in ("seed", "seed2") else ""
+        labels.append(f"{num}{dim} (n={e['n']})")
+    ax.set_yticks(range(k), labels)
+    ax.set_ylim(k - 0.4, -0.6)
+    ax.axhline(k - 1.5, color="0.6", lw=0.8)
+    ax.set_xlim(-2, 102)
+    ax.set_xlabel("accuracy (%), 95% Wilson interval", fontsize=9)
+    ax.set_title("(a) plain vs circular accuracy", fontsize=9)
+
+    t = r.letters[r.letters["letter"] != "other"].reset_index(drop=True)
+    x = np.arange(len(t))
+    total_g, total_p = max(t["gold"].sum(), 1), max(r.letters["predicted"].sum(), 1)
+    bx.bar(x - 0.2, 100 * t["gold"] / total_g, width=0.4, color="0.65", label=f"gold letter (n={int(t['gold'].sum())})")
+    bx.bar(x + 0.2, 100 * t["predicted"] / total_p, width=0.4, color="#9467bd",
+           label=f"predicted letter (n={int(r.letters['predicted'].sum())})")
+    other = int(r.letters.loc[r.letters["letter"] == "other", "predicted"].sum())
+    bx.set_xticks(x, list(t["letter"]))
+    bias = r.position_bias
+    p = bias.get("p_value")
+    bx.set_title("(b) shown letters" + (f": chi-square p = {p:.2g}" if p is not None else ""), fontsize=9)
+    bx.set_ylabel("share of answered rows (%)", fontsize=9)
+    bx.set_xlabel("letter" + (f" ({other} predictions not one letter)" if other else ""), fontsize=9)
+
+    acc = 100 * t["accuracy_when_gold"].astype(float)
+    cx.bar(x, acc, width=0.6, color="#2ca02c", alpha=0.8)
+    cx.errorbar(x, acc, yerr=[acc - 100 * t["wilson_low"].astype(float), 100 * t["wilson_high"].astype(float) - acc],
+                fmt="none", ecolor="0.2", elinewidth=1, capsize=3)
+    for xi, n in zip(x, t["gold"]):
+        cx.text(xi, 101, f"n={int(n)}", ha="center", va="bottom", fontsize=8)
+    cx.set_xticks(x, list(t["letter"]))
+    cx.set_ylim(0, 110)
+    cx.set_yticks([0, 25, 50, 75, 100])
+    cx.set_xlabel("letter the gold option is shown at", fontsize=9)
+    cx.set_ylabel("accuracy (%), 95% Wilson interval", fontsize=9)
+    cx.set_title("(c) accuracy by gold position", fontsize=9)
+    for axis in (ax, bx, cx):
+        axis.tick_params(labelsize=8)
+        axis.grid(axis="x" if axis is ax else "y", color="0.9", lw=0.6)
+        axis.set_axisbelow(True)
+    handles = [h for axis in (ax, bx) for h in axis.get_legend_handles_labels()[0]]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8, frameon=False)
+    name = BENCHMARK_NAMES.get(r.benchmark, r.benchmark)
+    what = "all cyclic rotations" if r.mode == "rotations" else f"{len(r.orders)} option orders"
+    fig.suptitle(title or f"CircularEval on {name}: {r.model} ({r.recipe}), {what}", fontsize=10)
+    return fig
