@@ -14,6 +14,12 @@
    results go back in input order.
 
 Each row's new tokens are cut at its first stop token, exactly as one ``generate`` call ends.
+
+Families whose cached forward takes plain positions (text LMs, LLaVA-1.5 / NeXT / OneVision,
+Idefics3; ``adapter.kv_decode_reason()`` is None) take the faster path of
+``mmbench_lib.models.kv_decode`` instead of steps 2-3: a shared prompt prefix computed once,
+small length-sorted prefill batches feeding one decode batch, one forward per step without
+``generate``, finished rows leaving at once and waiting prompts joining (continuous batching).
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from dataclasses import dataclass
 import torch
 
 from mmbench_lib.core.requests import GenerateRequest
+from mmbench_lib.models import kv_decode as kv
 from mmbench_lib.scoring.engine import is_oom
 
 #: inputs that grow with the sequence and how a generated token extends them (``generate``'s own rules)
@@ -36,9 +43,14 @@ class BatchPolicy:
     token_budget: int = 32768
     max_rows: int = 32
     chunk: int = 4  # decode steps between dropping finished rows; 0: one generate call per batch
+    prefill_rows: int = 8  # kv-decode path: prompts per prefill forward (decode batches hold up to max_rows)
+    prefill_tokens: int = 8192  # kv-decode path: rows x padded prompt length of one prefill forward
+    share_prefix: bool = True  # kv-decode path: compute the prompts' common token prefix once
 
     def describe(self) -> dict:
-        return {"token_budget": self.token_budget, "max_rows": self.max_rows, "chunk": self.chunk}
+        return {"token_budget": self.token_budget, "max_rows": self.max_rows, "chunk": self.chunk,
+                "prefill_rows": self.prefill_rows, "prefill_tokens": self.prefill_tokens,
+                "share_prefix": self.share_prefix}
 
 
 def plan_batches(keys: list, lengths: list[int], max_new: list[int], policy: BatchPolicy) -> list[list[int]]:
@@ -158,12 +170,19 @@ class BatchedGenerator:
     def __init__(self, policy: BatchPolicy | None = None):
         self.policy = policy or BatchPolicy()
         self.max_rows = self.policy.max_rows  # lowered after an out-of-memory error
+        self.prefill_rows = min(self.policy.prefill_rows, self.max_rows)  # likewise (kv-decode path)
         self.oom_events = 0
-        self.batches: list[int] = []  # rows of each batch that ran (for tests and the benchmark)
+        self.batches: list[int] = []  # rows of each (prefill) batch that ran (for tests and the benchmark)
         self.row_steps = 0  # sum over decode chunks of rows x steps: the decode work done
+        self.prompt_tokens = 0  # kv-decode path: prompt tokens of the requests ...
+        self.prefill_tokens = 0  # ... and the tokens the prefill forwards ran (shared prefixes once, padding included)
+        self.decode_widths: list[int] = []  # kv-decode path: rows of each decode step
 
     def run(self, adapter, requests: list[GenerateRequest]) -> list[list[int]]:
         """Each request's new token ids (cut at its first stop token), in input order."""
+        reason = getattr(adapter, "kv_decode_reason", lambda: "no kv-decode support")()
+        if reason is None:
+            return self.run_kv(adapter, requests)
         rendered = [adapter.render(r) for r in requests]
         lengths = [len(adapter.tokenizer(t, add_special_tokens=False)["input_ids"]) for t, _, _ in rendered]
         keys = [(key, len(ims), r.max_new_tokens) for (_, ims, key), r in zip(rendered, requests)]
@@ -208,3 +227,131 @@ class BatchedGenerator:
 
     def describe(self) -> dict:
         return {**self.policy.describe(), "oom_events": self.oom_events, "max_rows_now": self.max_rows}
+
+    # -- the kv-decode path (mmbench_lib.models.kv_decode)
+    def run_kv(self, adapter, requests: list[GenerateRequest]) -> list[list[int]]:
+        """Shared prefix once, length-sorted prefill batches, one decode batch refilled as rows finish."""
+        rendered = [adapter.render(r) for r in requests]
+        ids = [adapter.token_ids(t, key) if hasattr(adapter, "token_ids") else None for t, _, key in rendered]
+        lengths = [len(x) if x is not None else len(adapter.tokenizer(t, add_special_tokens=False)["input_ids"])
+                   for x, (t, _, _) in zip(ids, rendered)]
+        keys = [(key, len(ims)) for _, ims, key in rendered]
+        prefixes = self._prefixes(keys, ids) if self.policy.share_prefix else {}
+        run = _KvRun(self, adapter, requests, rendered, ids, prefixes)
+        queue = self._plan_prefill(keys, lengths, requests, prefixes)
+        batch: list[int] = []
+        while queue or run.active is not None:
+            try:
+                while queue and (run.active is None or len(run.active.index) + len(queue[0]) <= self.max_rows):
+                    batch = queue.pop(0)
+                    run.prefill(batch)
+                    self.batches.append(len(batch))
+                if run.active is not None:
+                    run.step()
+            except Exception as e:  # noqa: BLE001 - only out-of-memory is retried
+                size = len(batch) if run.pending else len(run.active.index) if run.active is not None else 1
+                if not is_oom(e) or size <= 1:
+                    raise
+                queue = self._after_oom(run, batch if run.pending else [], queue, size)
+        return run.out  # type: ignore[return-value]
+
+    def _prefixes(self, keys, ids) -> dict:
+        """The shared token prefix of each group of text prompts (worth computing once: >= 4 tokens)."""
+        out = {}
+        for key in set(keys):
+            rows = [x for k, x in zip(keys, ids) if k == key and x is not None]
+            p = kv.shared_prefix(rows) if len(rows) == sum(k == key for k in keys) else 0
+            if p >= 4:
+                out[key] = rows[0][:p]
+        return out
+
+    def _plan_prefill(self, keys, lengths, requests, prefixes) -> list[list[int]]:
+        """Prefill batches: same key, longest first, within ``prefill_rows`` and ``prefill_tokens``."""
+        own = [n - len(prefixes.get(k, ())) for k, n in zip(keys, lengths)]
+        policy = BatchPolicy(self.policy.prefill_tokens, self.prefill_rows)
+        return plan_batches(keys, own, [0] * len(keys), policy)
+
+    def _after_oom(self, run, batch, queue, size: int) -> list[list[int]]:
+        """Halve the batch sizes below the forward that failed (``size`` rows); the unfinished rows
+        (and the batch being prefilled) wait again, in their order."""
+        back = sorted(set(batch) | set(run.active.index if run.active is not None else []))
+        self.oom_events += 1
+        self.max_rows = max(1, min(self.max_rows, (size + 1) // 2))
+        self.prefill_rows = max(1, min(self.prefill_rows, self.max_rows))
+        run.reset(back)
+        free_memory()
+        again = [back[i:i + self.prefill_rows] for i in range(0, len(back), self.prefill_rows)]
+        return again + queue
+
+
+class _KvRun:
+    """The state of one kv-decode run: outputs, the decoding batch, cached shared prefixes."""
+
+    def __init__(self, gen: BatchedGenerator, adapter, requests, rendered, ids, prefixes):
+        self.gen, self.adapter, self.requests, self.rendered, self.ids = gen, adapter, requests, rendered, ids
+        self.prefixes = prefixes  # key -> prefix token ids
+        self.prefix_kv: dict = {}
+        self.stops = adapter.stops()
+        self.out: list[list[int] | None] = [None] * len(requests)
+        self.new: dict[int, list[int]] = {}
+        self.active: kv.Active | None = None
+        self.pending = False  # a prefill batch is under way
+
+    def _key(self, i):
+        _, ims, key = self.rendered[i]
+        return (key, len(ims))
+
+    def prefill(self, batch: list[int]) -> None:
+        self.pending = True
+        a, model, device = self.adapter, self.adapter.model, self.adapter.device
+        key = self._key(batch[0])
+        if self.ids[batch[0]] is not None:
+            prefix = self.prefixes.get(key, [])
+            if prefix and key not in self.prefix_kv:
+                self.prefix_kv[key] = kv.prefix_cache(model, prefix, device)
+                self.gen.prefill_tokens += len(prefix)
+            rows = [self.ids[i] for i in batch]
+            cache, mask, pos, tok = kv.prefill_text(model, rows, prefix, self.prefix_kv.get(key), a.pad_id(), device)
+            self.gen.prompt_tokens += sum(len(r) for r in rows)
+            self.gen.prefill_tokens += len(batch) * (mask.shape[1] - len(prefix))
+        else:
+            inputs = a.encode_batch([self.rendered[i][0] for i in batch], [self.rendered[i][1] for i in batch],
+                                    self.rendered[batch[0]][2])
+            cache, mask, pos, tok = kv.prefill_inputs(model, inputs)
+            self.gen.prompt_tokens += int(mask.sum())
+            self.gen.prefill_tokens += mask.numel()
+        limits = [self.requests[i].max_new_tokens for i in batch]
+        s = kv.Active(list(batch), cache, mask, pos, tok, limits)
+        keep = self._take(s, tok)
+        self.pending = False
+        if keep:
+            s = s if len(keep) == len(batch) else kv.select(s, keep)
+            self.active = kv.merge(self.active, s)
+
+    def step(self) -> None:
+        s, tok = kv.step(self.adapter.model, self.active)
+        self.gen.row_steps += len(s.index)
+        self.gen.decode_widths.append(len(s.index))
+        keep = self._take(s, tok)
+        self.active = None if not keep else s if len(keep) == len(s.index) else kv.select(s, keep)
+
+    def _take(self, s: kv.Active, tok: torch.Tensor) -> list[int]:
+        """Append each row's new token; finished rows go to ``out``; the positions of the rows left."""
+        keep = []
+        for j, (i, t) in enumerate(zip(s.index, tok.tolist())):
+            toks = self.new.setdefault(i, [])
+            if len(toks) < s.limit[j]:
+                toks.append(t)
+            if t in self.stops or len(toks) >= s.limit[j]:
+                self.out[i] = toks
+            else:
+                keep.append(j)
+        return keep
+
+    def reset(self, rows: list[int]) -> None:
+        """Forget the rows' decoding state (they are prefilled again) after an out-of-memory error."""
+        for i in rows:
+            self.new.pop(i, None)
+            self.out[i] = None
+        self.active = None
+        self.pending = False
