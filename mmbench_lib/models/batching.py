@@ -230,51 +230,58 @@ class BatchedGenerator:
 
     # -- the kv-decode path (mmbench_lib.models.kv_decode)
     def run_kv(self, adapter, requests: list[GenerateRequest]) -> list[list[int]]:
-        """Shared prefix once, length-sorted prefill batches, one decode batch refilled as rows finish."""
+        """Shared prefixes once, prefill batches, one decode batch refilled as rows finish."""
         rendered = [adapter.render(r) for r in requests]
         ids = [adapter.token_ids(t, key) if hasattr(adapter, "token_ids") else None for t, _, key in rendered]
-        lengths = [len(x) if x is not None else len(adapter.tokenizer(t, add_special_tokens=False)["input_ids"])
-                   for x, (t, _, _) in zip(ids, rendered)]
         keys = [(key, len(ims)) for _, ims, key in rendered]
-        prefixes = self._prefixes(keys, ids) if self.policy.share_prefix else {}
-        run = _KvRun(self, adapter, requests, rendered, ids, prefixes)
-        queue = self._plan_prefill(keys, lengths, requests, prefixes)
+        attach = self._radix(keys, ids)
+        run = _KvRun(self, adapter, requests, rendered, ids, attach)
+        queue = self._plan_prefill(adapter, rendered, keys, ids, attach)
         batch: list[int] = []
         while queue or run.active is not None:
             try:
-                while queue and (run.active is None or len(run.active.index) + len(queue[0]) <= self.max_rows):
+                while queue and run.rows() + len(queue[0]) <= self.max_rows:
                     batch = queue.pop(0)
                     run.prefill(batch)
                     self.batches.append(len(batch))
+                run.join()
                 if run.active is not None:
                     run.step()
             except Exception as e:  # noqa: BLE001 - only out-of-memory is retried
-                size = len(batch) if run.pending else len(run.active.index) if run.active is not None else 1
+                size = len(batch) if run.pending else max(run.rows(), 1)
                 if not is_oom(e) or size <= 1:
                     raise
                 queue = self._after_oom(run, batch if run.pending else [], queue, size)
         return run.out  # type: ignore[return-value]
 
-    def _prefixes(self, keys, ids) -> dict:
-        """The shared token prefix of each group of text prompts (worth computing once: >= 4 tokens)."""
-        out = {}
+    def _radix(self, keys, ids) -> list:
+        """Each text row's deepest shared prefix node (``kv_decode.radix``) within its key group."""
+        attach: list = [None] * len(keys)
+        if not self.policy.share_prefix:
+            return attach
         for key in set(keys):
-            rows = [x for k, x in zip(keys, ids) if k == key and x is not None]
-            p = kv.shared_prefix(rows) if len(rows) == sum(k == key for k in keys) else 0
-            if p >= 4:
-                out[key] = rows[0][:p]
-        return out
+            idx = [i for i, k in enumerate(keys) if k == key and ids[i] is not None]
+            for i, node in zip(idx, kv.radix([ids[i] for i in idx])):
+                attach[i] = node
+        return attach
 
-    def _plan_prefill(self, keys, lengths, requests, prefixes) -> list[list[int]]:
-        """Prefill batches: same key, longest first, within ``prefill_rows`` and ``prefill_tokens``."""
-        own = [n - len(prefixes.get(k, ())) for k, n in zip(keys, lengths)]
-        policy = BatchPolicy(self.policy.prefill_tokens, self.prefill_rows)
-        return plan_batches(keys, own, [0] * len(keys), policy)
+    def _plan_prefill(self, adapter, rendered, keys, ids, attach) -> list[list[int]]:
+        """Prefill batches of one key, longest own part (after its shared prefix) first, within
+        ``prefill_rows`` rows and ``prefill_tokens`` and with bounded padding (``kv_decode.pack``)."""
+        own = [len(x) - (a.depth if a is not None else 0) if x is not None
+               else len(adapter.tokenizer(t, add_special_tokens=False)["input_ids"])
+               for x, a, (t, _, _) in zip(ids, attach, rendered)]
+        batches: list[list[int]] = []
+        for key in sorted(set(keys), key=repr):
+            idx = [i for i, k in enumerate(keys) if k == key]
+            batches += [[idx[j] for j in part] for part in
+                        kv.pack([own[i] for i in idx], self.prefill_rows, self.policy.prefill_tokens)]
+        return batches
 
     def _after_oom(self, run, batch, queue, size: int) -> list[list[int]]:
         """Halve the batch sizes below the forward that failed (``size`` rows); the unfinished rows
         (and the batch being prefilled) wait again, in their order."""
-        back = sorted(set(batch) | set(run.active.index if run.active is not None else []))
+        back = sorted(set(batch).union(*(s.index for s in [run.active, *run.joining] if s is not None)))
         self.oom_events += 1
         self.max_rows = max(1, min(self.max_rows, (size + 1) // 2))
         self.prefill_rows = max(1, min(self.prefill_rows, self.max_rows))
@@ -285,35 +292,31 @@ class BatchedGenerator:
 
 
 class _KvRun:
-    """The state of one kv-decode run: outputs, the decoding batch, cached shared prefixes."""
+    """The state of one kv-decode run: outputs, the decoding batch, the shared prefix nodes."""
 
-    def __init__(self, gen: BatchedGenerator, adapter, requests, rendered, ids, prefixes):
+    def __init__(self, gen: BatchedGenerator, adapter, requests, rendered, ids, attach):
         self.gen, self.adapter, self.requests, self.rendered, self.ids = gen, adapter, requests, rendered, ids
-        self.prefixes = prefixes  # key -> prefix token ids
-        self.prefix_kv: dict = {}
+        self.attach = attach  # each text row's shared prefix node (kv_decode.Node) or None
         self.stops = adapter.stops()
         self.out: list[list[int] | None] = [None] * len(requests)
         self.new: dict[int, list[int]] = {}
         self.active: kv.Active | None = None
+        self.joining: list[kv.Active] = []  # prefilled rows waiting to join ``active``
         self.pending = False  # a prefill batch is under way
-
-    def _key(self, i):
-        _, ims, key = self.rendered[i]
-        return (key, len(ims))
 
     def prefill(self, batch: list[int]) -> None:
         self.pending = True
         a, model, device = self.adapter, self.adapter.model, self.adapter.device
-        key = self._key(batch[0])
         if self.ids[batch[0]] is not None:
-            prefix = self.prefixes.get(key, [])
-            if prefix and key not in self.prefix_kv:
-                self.prefix_kv[key] = kv.prefix_cache(model, prefix, device)
-                self.gen.prefill_tokens += len(prefix)
-            rows = [self.ids[i] for i in batch]
-            cache, mask, pos, tok = kv.prefill_text(model, rows, prefix, self.prefix_kv.get(key), a.pad_id(), device)
-            self.gen.prompt_tokens += sum(len(r) for r in rows)
-            self.gen.prefill_tokens += len(batch) * (mask.shape[1] - len(prefix))
+            nodes = [self.attach[i] for i in batch]
+            self.gen.prefill_tokens += kv.compute_nodes(model, [n for n in nodes if n is not None], a.pad_id(), device,
+                                                        self.gen.policy.prefill_tokens, self.gen.prefill_rows)
+            segs = [(n, self.ids[i][n.depth if n is not None else 0:]) for n, i in zip(nodes, batch)]
+            cache, mask, pos, tok = kv.prefill_segments(model, segs, a.pad_id(), device)
+            self.gen.prompt_tokens += sum(len(self.ids[i]) for i in batch)
+            self.gen.prefill_tokens += len(batch) * max(len(t) for _, t in segs)
+            for n in nodes:
+                kv.release(n)
         else:
             inputs = a.encode_batch([self.rendered[i][0] for i in batch], [self.rendered[i][1] for i in batch],
                                     self.rendered[batch[0]][2])
@@ -325,8 +328,16 @@ class _KvRun:
         keep = self._take(s, tok)
         self.pending = False
         if keep:
-            s = s if len(keep) == len(batch) else kv.select(s, keep)
-            self.active = kv.merge(self.active, s)
+            self.joining.append(s if len(keep) == len(batch) else kv.select(s, keep))
+
+    def rows(self) -> int:
+        return sum(len(s.index) for s in ([self.active] if self.active is not None else []) + self.joining)
+
+    def join(self) -> None:
+        """The prefilled rows join the decoding batch (all caches copied once into one buffer)."""
+        if self.joining:
+            self.active = kv.merge(([self.active] if self.active is not None else []) + self.joining)
+            self.joining = []
 
     def step(self) -> None:
         s, tok = kv.step(self.adapter.model, self.active)
@@ -354,4 +365,5 @@ class _KvRun:
             self.new.pop(i, None)
             self.out[i] = None
         self.active = None
+        self.joining = []
         self.pending = False
