@@ -1,6 +1,6 @@
 """The README's performance table, written from the two speed benchmarks' JSON.
 
-    .venv/bin/python benchmarks/report.py --run [--peer lm-eval] [--threads 1] [--quick]
+    .venv/bin/python benchmarks/report.py --run [--peer lm-eval] [--threads 1] [--repeats 1] [--quick]
     .venv/bin/python benchmarks/report.py            # the table again from the saved JSON
 
 ``--run`` runs ``likelihood_speed.py`` and then ``generation_speed.py`` (one process each, same
@@ -48,8 +48,8 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
-def run_benchmark(name: str, threads: int, peer: str | None, quick: bool) -> dict:
-    cmd = [sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--threads", str(threads)]
+def run_benchmark(name: str, threads: int, peer: str | None, quick: bool, repeats: int = 1) -> dict:
+    cmd = [sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--threads", str(threads), "--repeats", str(repeats)]
     cmd += ["--peer", peer] if peer else []
     cmd += ["--quick"] if quick else []
     print(f"[report] {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
@@ -155,6 +155,7 @@ def main(argv=None) -> int:
     ap.add_argument("--peer", choices=["lm-eval"], default=None)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeats", type=int, default=1, help="timed runs of each path in each benchmark; the best counts")
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--readme", type=Path, default=README)
     ap.add_argument("--check", action="store_true", help="exit 1 if the README's table differs; write nothing")
@@ -162,7 +163,7 @@ def main(argv=None) -> int:
     if args.run:
         args.results.mkdir(parents=True, exist_ok=True)
         for name in BENCHMARKS:
-            res = run_benchmark(name, args.threads, args.peer, args.quick)
+            res = run_benchmark(name, args.threads, args.peer, args.quick, args.repeats)
             tmp = args.results / f".{name}.json.tmp"
             tmp.write_text(json.dumps(res, indent=1) + "\n")
             os.replace(tmp, args.results / f"{name}.json")

@@ -287,8 +287,11 @@ class BatchedGenerator:
         self.prefill_rows = max(1, min(self.prefill_rows, self.max_rows))
         run.reset(back)
         free_memory()
-        again = [back[i:i + self.prefill_rows] for i in range(0, len(back), self.prefill_rows)]
-        return again + queue
+        groups: dict = {}  # the rows back, by prefill key (chat flag, image count)
+        for i in back:
+            groups.setdefault((run.rendered[i][2], len(run.rendered[i][1])), []).append(i)
+        k = self.prefill_rows
+        return [b[i:i + k] for b in [*groups.values(), *queue] for i in range(0, len(b), k)]  # all within the new size
 
 
 class _KvRun:
