@@ -1,6 +1,7 @@
 """The README's performance table, written from the two speed benchmarks' JSON.
 
     .venv/bin/python benchmarks/report.py --run [--peer lm-eval] [--threads 1] [--repeats 1] [--quick]
+        [--likelihood-args "--no-memory ..."] [--generation-args "..."]
     .venv/bin/python benchmarks/report.py            # the table again from the saved JSON
 
 ``--run`` runs ``likelihood_speed.py`` and then ``generation_speed.py`` (one process each, same
@@ -17,6 +18,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -48,10 +50,11 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
-def run_benchmark(name: str, threads: int, peer: str | None, quick: bool, repeats: int = 1) -> dict:
+def run_benchmark(name: str, threads: int, peer: str | None, quick: bool, repeats: int = 1, extra: str = "") -> dict:
     cmd = [sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--threads", str(threads), "--repeats", str(repeats)]
     cmd += ["--peer", peer] if peer else []
     cmd += ["--quick"] if quick else []
+    cmd += shlex.split(extra)
     print(f"[report] {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     if proc.returncode:
@@ -156,6 +159,9 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeats", type=int, default=1, help="timed runs of each path in each benchmark; the best counts")
+    for name in BENCHMARKS:
+        ap.add_argument(f"--{name.split('_')[0]}-args", default="", metavar="ARGS",
+                        help=f"more arguments for {name}.py, e.g. \"--no-memory\"")
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--readme", type=Path, default=README)
     ap.add_argument("--check", action="store_true", help="exit 1 if the README's table differs; write nothing")
@@ -163,7 +169,9 @@ def main(argv=None) -> int:
     if args.run:
         args.results.mkdir(parents=True, exist_ok=True)
         for name in BENCHMARKS:
-            res = run_benchmark(name, args.threads, args.peer, args.quick, args.repeats)
+            extra = getattr(args, f"{name.split('_')[0]}_args")
+            res = run_benchmark(name, args.threads, args.peer, args.quick, args.repeats, extra)
+            res["command_args"] = extra
             tmp = args.results / f".{name}.json.tmp"
             tmp.write_text(json.dumps(res, indent=1) + "\n")
             os.replace(tmp, args.results / f"{name}.json")

@@ -8,10 +8,11 @@ ids of one ``generate`` call per request:
    RadixAttention) gives the prefixes several prompts share (the chat template's system turn,
    shared instructions, repeated question stems); each runs once, its cache reused by every row
    below it, and is freed when the last of them has been prefilled;
-2. **prefill**: the rest of each prompt in batches of ``BatchPolicy.prefill_rows`` rows (in tree
-   order for text, so neighbours share prefixes; longest first otherwise), left-padded after their
-   prefix caches, every token at the position it has alone (explicit ``position_ids``); the images
-   of a batch go through the processor and the vision tower together;
+2. **prefill**: the rest of each prompt (after its shared prefix) in batches of at most
+   ``BatchPolicy.prefill_rows`` rows, longest first, a row joining a batch only while the padding
+   stays bounded (``pack``); left-padded after the prefix caches, every token at the position it
+   has alone (explicit ``position_ids``); the images of a batch go through the processor and the
+   vision tower together;
 3. **decode**: one batch of up to ``max_rows`` rows, filled from all prefill batches (caches
    left-padded to one width), the greedy token being the argmax of the last logits (``greedy_reason``
    checks that ``generate`` would add nothing to it); a row leaves the batch at the step it stops,
