@@ -11,7 +11,9 @@ count, each after a warm-up, best of ``--repeats``:
   336 px / patch 14: 576 image tokens per image).
 
 For each: questions/second of both, their ratio, exact agreement of the token ids and agreement
-of the answers the official MMMU parser extracts (both must be 1.0), batches and decode work.
+of the answers the official MMMU parser extracts (both must be 1.0), batches and decode work; on
+the kv-decode path (``mmbench_lib.models.kv_decode``) also the prompt tokens against the tokens the
+prefill forwards ran (shared prefixes once, padding included) and the decode steps.
 ``--peer lm-eval`` also times lm-evaluation-harness's ``HFLM.generate_until`` on the same model
 object and prompts at several batch sizes when ``lm_eval`` is importable.
 
@@ -72,7 +74,14 @@ def parsed(item, text: str):
     return mparse.parse_open(text)
 
 
-def compare(adapter, items, reqs, repeats: int) -> dict:
+def generate_in_chunks(adapter, reqs, chunk: int):
+    """The batched path as the run loop calls it: ``chunk`` requests per ``generate`` call (0: all at once)."""
+    if not chunk:
+        return adapter.generate_ids(reqs)
+    return [t for i in range(0, len(reqs), chunk) for t in adapter.generate_ids(reqs[i:i + chunk])]
+
+
+def compare(adapter, items, reqs, repeats: int, loop_batch: int = 0) -> dict:
     adapter.generate_ids(reqs[:2], batched=False)  # warm-up
     adapter.generate_ids(reqs[:2])
     t_one = t_bat = float("inf")
@@ -83,7 +92,7 @@ def compare(adapter, items, reqs, repeats: int) -> dict:
         log(f"  one at a time {t_one:.2f} s")
         adapter.generator = gen = BatchedGenerator(BatchPolicy())
         t0 = time.perf_counter()
-        bat = adapter.generate_ids(reqs)
+        bat = generate_in_chunks(adapter, reqs, loop_batch)
         t_bat = min(t_bat, time.perf_counter() - t0)
         log(f"  batched       {t_bat:.2f} s, batches {gen.batches}")
     texts_one = [adapter.finish(r, t).text for r, t in zip(reqs, one)]
@@ -92,11 +101,14 @@ def compare(adapter, items, reqs, repeats: int) -> dict:
     lengths = [len(t) for t in one]
     return {
         "questions": n, "max_new_tokens": reqs[0].max_new_tokens, "policy": gen.policy.describe(),
+        "requests_per_generate_call": loop_batch or n,
         "new_tokens_avg": round(sum(lengths) / n, 2), "new_tokens_min": min(lengths), "new_tokens_max": max(lengths),
         "one_at_a_time_seconds": round(t_one, 3), "batched_seconds": round(t_bat, 3),
         "one_at_a_time_qps": round(n / t_one, 3), "batched_qps": round(n / t_bat, 3),
         "ratio_batched_over_one_at_a_time": round(t_one / t_bat, 3),
-        "batches": gen.batches, "decode_row_steps": gen.row_steps,
+        "decoder": adapter.describe()["generation"].get("decoder"),
+        "batches": gen.batches, "decode_row_steps": gen.row_steps, "decode_steps": len(gen.decode_widths) or None,
+        "prompt_tokens": gen.prompt_tokens or None, "prefill_tokens_run": gen.prefill_tokens or None,
         "decode_row_steps_without_dropping": sum(gen.batches) * reqs[0].max_new_tokens,
         "exact_token_agreement": sum(a == b for a, b in zip(one, bat)) / n,
         "parsed_answer_agreement": sum(parsed(it, a) == parsed(it, b)
@@ -151,6 +163,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--repeats", type=int, default=1, help="timed runs of each path; the best counts")
     ap.add_argument("--peer", choices=["lm-eval"], default=None)
     ap.add_argument("--peer-batch-sizes", default="4,8,16,32")
+    ap.add_argument("--loop-batch", type=int, default=0,
+                    help="requests per generate call, as the run loop's batch_size (0: all at once)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -171,7 +185,7 @@ def main(argv=None) -> dict:
     reqs = requests_for(items, images=False, max_new_tokens=args.max_new_tokens)
     w = {"model": "SmolLM2-135M-Instruct (real weights)",
          "prompt_tokens_avg": round(sum(len(a.tokenizer(a.render(r)[0])["input_ids"]) for r in reqs) / len(reqs), 1)}
-    w.update(compare(a, items, reqs, args.repeats))
+    w.update(compare(a, items, reqs, args.repeats, args.loop_batch))
     texts = w.pop("_texts")
     if args.peer == "lm-eval":
         log("  peer: lm-evaluation-harness HFLM.generate_until")
@@ -191,7 +205,7 @@ def main(argv=None) -> dict:
          "images_per_question": [len(r.images) for r in reqs],
          "prompt_tokens_avg": round(sum(a.encode_batch([a.render(r)[0]], [r.images])["input_ids"].shape[1]
                                         for r in reqs) / len(reqs), 1)}
-    w.update(compare(a, items, reqs, args.repeats))
+    w.update(compare(a, items, reqs, args.repeats, args.loop_batch))
     w.pop("_texts")
     result["workloads"]["vlm_tiny_llava_336"] = w
     result["notes"] = [

@@ -14,6 +14,12 @@
    results go back in input order.
 
 Each row's new tokens are cut at its first stop token, exactly as one ``generate`` call ends.
+
+Families whose cached forward takes plain positions (text LMs, LLaVA-1.5 / NeXT / OneVision,
+Idefics3; ``adapter.kv_decode_reason()`` is None) take the faster path of
+``mmbench_lib.models.kv_decode`` instead of steps 2-3: a shared prompt prefix computed once,
+small length-sorted prefill batches feeding one decode batch, one forward per step without
+``generate``, finished rows leaving at once and waiting prompts joining (continuous batching).
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from dataclasses import dataclass
 import torch
 
 from mmbench_lib.core.requests import GenerateRequest
+from mmbench_lib.models import kv_decode as kv
 from mmbench_lib.scoring.engine import is_oom
 
 #: inputs that grow with the sequence and how a generated token extends them (``generate``'s own rules)
@@ -36,9 +43,14 @@ class BatchPolicy:
     token_budget: int = 32768
     max_rows: int = 32
     chunk: int = 4  # decode steps between dropping finished rows; 0: one generate call per batch
+    prefill_rows: int = 8  # kv-decode path: prompts per prefill forward (decode batches hold up to max_rows)
+    prefill_tokens: int = 8192  # kv-decode path: rows x padded prompt length of one prefill forward
+    share_prefix: bool = True  # kv-decode path: compute the prompts' common token prefix once
 
     def describe(self) -> dict:
-        return {"token_budget": self.token_budget, "max_rows": self.max_rows, "chunk": self.chunk}
+        return {"token_budget": self.token_budget, "max_rows": self.max_rows, "chunk": self.chunk,
+                "prefill_rows": self.prefill_rows, "prefill_tokens": self.prefill_tokens,
+                "share_prefix": self.share_prefix}
 
 
 def plan_batches(keys: list, lengths: list[int], max_new: list[int], policy: BatchPolicy) -> list[list[int]]:
@@ -158,12 +170,19 @@ class BatchedGenerator:
     def __init__(self, policy: BatchPolicy | None = None):
         self.policy = policy or BatchPolicy()
         self.max_rows = self.policy.max_rows  # lowered after an out-of-memory error
+        self.prefill_rows = min(self.policy.prefill_rows, self.max_rows)  # likewise (kv-decode path)
         self.oom_events = 0
-        self.batches: list[int] = []  # rows of each batch that ran (for tests and the benchmark)
+        self.batches: list[int] = []  # rows of each (prefill) batch that ran (for tests and the benchmark)
         self.row_steps = 0  # sum over decode chunks of rows x steps: the decode work done
+        self.prompt_tokens = 0  # kv-decode path: prompt tokens of the requests ...
+        self.prefill_tokens = 0  # ... and the tokens the prefill forwards ran (shared prefixes once, padding included)
+        self.decode_widths: list[int] = []  # kv-decode path: rows of each decode step
 
     def run(self, adapter, requests: list[GenerateRequest]) -> list[list[int]]:
         """Each request's new token ids (cut at its first stop token), in input order."""
+        reason = getattr(adapter, "kv_decode_reason", lambda: "no kv-decode support")()
+        if reason is None:
+            return self.run_kv(adapter, requests)
         rendered = [adapter.render(r) for r in requests]
         lengths = [len(adapter.tokenizer(t, add_special_tokens=False)["input_ids"]) for t, _, _ in rendered]
         keys = [(key, len(ims), r.max_new_tokens) for (_, ims, key), r in zip(rendered, requests)]
@@ -208,3 +227,146 @@ class BatchedGenerator:
 
     def describe(self) -> dict:
         return {**self.policy.describe(), "oom_events": self.oom_events, "max_rows_now": self.max_rows}
+
+    # -- the kv-decode path (mmbench_lib.models.kv_decode)
+    def run_kv(self, adapter, requests: list[GenerateRequest]) -> list[list[int]]:
+        """Shared prefixes once, prefill batches, one decode batch refilled as rows finish."""
+        rendered = [adapter.render(r) for r in requests]
+        ids = [adapter.token_ids(t, key) if hasattr(adapter, "token_ids") else None for t, _, key in rendered]
+        keys = [(key, len(ims)) for _, ims, key in rendered]
+        attach = self._radix(keys, ids)
+        run = _KvRun(self, adapter, requests, rendered, ids, attach)
+        queue = self._plan_prefill(adapter, rendered, keys, ids, attach)
+        batch: list[int] = []
+        while queue or run.active is not None:
+            try:
+                while queue and run.rows() + len(queue[0]) <= self.max_rows:
+                    batch = queue.pop(0)
+                    run.prefill(batch)
+                    self.batches.append(len(batch))
+                run.join()
+                if run.active is not None:
+                    run.step()
+            except Exception as e:  # noqa: BLE001 - only out-of-memory is retried
+                size = len(batch) if run.pending else max(run.rows(), 1)
+                if not is_oom(e) or size <= 1:
+                    raise
+                queue = self._after_oom(run, batch if run.pending else [], queue, size)
+        return run.out  # type: ignore[return-value]
+
+    def _radix(self, keys, ids) -> list:
+        """Each text row's deepest shared prefix node (``kv_decode.radix``) within its key group."""
+        attach: list = [None] * len(keys)
+        if not self.policy.share_prefix:
+            return attach
+        for key in set(keys):
+            idx = [i for i, k in enumerate(keys) if k == key and ids[i] is not None]
+            for i, node in zip(idx, kv.radix([ids[i] for i in idx])):
+                attach[i] = node
+        return attach
+
+    def _plan_prefill(self, adapter, rendered, keys, ids, attach) -> list[list[int]]:
+        """Prefill batches of one key, longest own part (after its shared prefix) first, within
+        ``prefill_rows`` rows and ``prefill_tokens`` and with bounded padding (``kv_decode.pack``)."""
+        own = [len(x) - (a.depth if a is not None else 0) if x is not None
+               else len(adapter.tokenizer(t, add_special_tokens=False)["input_ids"])
+               for x, a, (t, _, _) in zip(ids, attach, rendered)]
+        batches: list[list[int]] = []
+        for key in sorted(set(keys), key=repr):
+            idx = [i for i, k in enumerate(keys) if k == key]
+            batches += [[idx[j] for j in part] for part in
+                        kv.pack([own[i] for i in idx], self.prefill_rows, self.policy.prefill_tokens)]
+        return batches
+
+    def _after_oom(self, run, batch, queue, size: int) -> list[list[int]]:
+        """Halve the batch sizes below the forward that failed (``size`` rows); the unfinished rows
+        (and the batch being prefilled) wait again, in their order."""
+        back = sorted(set(batch).union(*(s.index for s in [run.active, *run.joining] if s is not None)))
+        self.oom_events += 1
+        self.max_rows = max(1, min(self.max_rows, (size + 1) // 2))
+        self.prefill_rows = max(1, min(self.prefill_rows, self.max_rows))
+        run.reset(back)
+        free_memory()
+        groups: dict = {}  # the rows back, by prefill key (chat flag, image count)
+        for i in back:
+            groups.setdefault((run.rendered[i][2], len(run.rendered[i][1])), []).append(i)
+        k = self.prefill_rows
+        return [b[i:i + k] for b in [*groups.values(), *queue] for i in range(0, len(b), k)]  # all within the new size
+
+
+class _KvRun:
+    """The state of one kv-decode run: outputs, the decoding batch, the shared prefix nodes."""
+
+    def __init__(self, gen: BatchedGenerator, adapter, requests, rendered, ids, attach):
+        self.gen, self.adapter, self.requests, self.rendered, self.ids = gen, adapter, requests, rendered, ids
+        self.attach = attach  # each text row's shared prefix node (kv_decode.Node) or None
+        self.stops = adapter.stops()
+        self.out: list[list[int] | None] = [None] * len(requests)
+        self.new: dict[int, list[int]] = {}
+        self.active: kv.Active | None = None
+        self.joining: list[kv.Active] = []  # prefilled rows waiting to join ``active``
+        self.pending = False  # a prefill batch is under way
+
+    def prefill(self, batch: list[int]) -> None:
+        self.pending = True
+        a, model, device = self.adapter, self.adapter.model, self.adapter.device
+        if self.ids[batch[0]] is not None:
+            nodes = [self.attach[i] for i in batch]
+            self.gen.prefill_tokens += kv.compute_nodes(model, [n for n in nodes if n is not None], a.pad_id(), device,
+                                                        self.gen.policy.prefill_tokens, self.gen.prefill_rows)
+            segs = [(n, self.ids[i][n.depth if n is not None else 0:]) for n, i in zip(nodes, batch)]
+            cache, mask, pos, tok = kv.prefill_segments(model, segs, a.pad_id(), device)
+            self.gen.prompt_tokens += sum(len(self.ids[i]) for i in batch)
+            self.gen.prefill_tokens += len(batch) * max(len(t) for _, t in segs)
+            for n in nodes:
+                kv.release(n)
+        else:
+            inputs = a.encode_batch([self.rendered[i][0] for i in batch], [self.rendered[i][1] for i in batch],
+                                    self.rendered[batch[0]][2])
+            cache, mask, pos, tok = kv.prefill_inputs(model, inputs)
+            self.gen.prompt_tokens += int(mask.sum())
+            self.gen.prefill_tokens += mask.numel()
+        limits = [self.requests[i].max_new_tokens for i in batch]
+        s = kv.Active(list(batch), cache, mask, pos, tok, limits)
+        keep = self._take(s, tok)
+        self.pending = False
+        if keep:
+            self.joining.append(s if len(keep) == len(batch) else kv.select(s, keep))
+
+    def rows(self) -> int:
+        return sum(len(s.index) for s in ([self.active] if self.active is not None else []) + self.joining)
+
+    def join(self) -> None:
+        """The prefilled rows join the decoding batch (all caches copied once into one buffer)."""
+        if self.joining:
+            self.active = kv.merge(([self.active] if self.active is not None else []) + self.joining)
+            self.joining = []
+
+    def step(self) -> None:
+        s, tok = kv.step(self.adapter.model, self.active)
+        self.gen.row_steps += len(s.index)
+        self.gen.decode_widths.append(len(s.index))
+        keep = self._take(s, tok)
+        self.active = None if not keep else s if len(keep) == len(s.index) else kv.select(s, keep)
+
+    def _take(self, s: kv.Active, tok: torch.Tensor) -> list[int]:
+        """Append each row's new token; finished rows go to ``out``; the positions of the rows left."""
+        keep = []
+        for j, (i, t) in enumerate(zip(s.index, tok.tolist())):
+            toks = self.new.setdefault(i, [])
+            if len(toks) < s.limit[j]:
+                toks.append(t)
+            if t in self.stops or len(toks) >= s.limit[j]:
+                self.out[i] = toks
+            else:
+                keep.append(j)
+        return keep
+
+    def reset(self, rows: list[int]) -> None:
+        """Forget the rows' decoding state (they are prefilled again) after an out-of-memory error."""
+        for i in rows:
+            self.new.pop(i, None)
+            self.out[i] = None
+        self.active = None
+        self.joining = []
+        self.pending = False

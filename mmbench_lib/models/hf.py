@@ -12,6 +12,7 @@ import torch
 
 from mmbench_lib.core.requests import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, interleave
 from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, stop_ids
+from mmbench_lib.models.kv_decode import kv_decode_reason
 from mmbench_lib.scoring import get_scorer
 from mmbench_lib.scoring.reference import Prepared
 
@@ -97,6 +98,12 @@ class DecoderOnlyAdapter:
     def generator(self, value: BatchedGenerator) -> None:
         self._generator = value
 
+    def kv_decode_reason(self) -> str | None:
+        """Why batched generation cannot take the kv-decode path (None: it can; ``models.kv_decode``)."""
+        if self.row_drop_unsupported:
+            return self.row_drop_unsupported
+        return kv_decode_reason(self.model, vlm=self.sees_images)
+
     def pad_id(self) -> int:
         pad = self.tokenizer.pad_token_id
         return pad if pad is not None else self.tokenizer.eos_token_id
@@ -142,6 +149,11 @@ class DecoderOnlyAdapter:
         if self.batch_unsupported:
             return {"mode": "one request at a time", "reason": self.batch_unsupported}
         d = {"mode": "batched", **self.generator.policy.describe()}
+        reason = self.kv_decode_reason()
+        if reason is None:
+            d["decoder"] = "kv-decode (shared prefix, continuous batching, one forward per step)"
+        else:
+            d.update(decoder="generate in chunks", decoder_note=reason)
         if self.row_drop_unsupported:
             d.update(chunk=0, chunk_note=self.row_drop_unsupported)
         return d
@@ -182,6 +194,10 @@ class HFCausalLM(DecoderOnlyAdapter):
     def encode_batch(self, texts, images, key=True):
         enc = self.tokenizer(texts, add_special_tokens=key, return_tensors="pt", padding=True, padding_side="left")
         return self._to_device(enc)
+
+    def token_ids(self, text: str, key=True) -> list[int]:
+        """A rendered prompt's token ids, as ``prefix_inputs`` tokenises it (kv-decode path)."""
+        return list(self.tokenizer(text, add_special_tokens=key)["input_ids"])
 
 
 class ImageTextToText(DecoderOnlyAdapter):

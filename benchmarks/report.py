@@ -1,0 +1,190 @@
+"""The README's performance table, written from the two speed benchmarks' JSON.
+
+    .venv/bin/python benchmarks/report.py --run [--peer lm-eval] [--threads 1] [--repeats 1] [--quick]
+        [--likelihood-args "--no-memory ..."] [--generation-args "..."]
+    .venv/bin/python benchmarks/report.py            # the table again from the saved JSON
+
+``--run`` runs ``likelihood_speed.py`` and then ``generation_speed.py`` (one process each, same
+thread count, same machine), saves each JSON object, with the CPU model added, as
+``benchmarks/results/<benchmark>.json``, and rewrites the table between the README's
+``perf-table`` markers. Without ``--run`` the table is written from the saved files. Every number
+in the table comes from those two files; the header names the machine (CPU model, cores), the
+torch thread count and the library versions they report. ``--check`` prints the table and exits 1
+when the README's differs (nothing is written).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+README = ROOT / "README.md"
+BENCHMARKS = ("likelihood_speed", "generation_speed")
+START = "<!-- perf-table:start (written by benchmarks/report.py from benchmarks/results/*.json) -->"
+END = "<!-- perf-table:end -->"
+
+#: issue 17's targets, shown beside the measured ratios
+TARGETS = {
+    ("likelihood_speed", "vlm_smollm2_llava_336"): ">= token-count limit",
+    ("generation_speed", "text_smollm2"): ">= 4x",
+    ("generation_speed", "text_smollm2/lm-eval"): ">= 1.2x",
+    ("generation_speed", "vlm_tiny_llava_336"): ">= 3x",
+}
+
+
+def cpu_model() -> str:
+    """The CPU model name (``/proc/cpuinfo``, else the platform's), for the table header."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def run_benchmark(name: str, threads: int, peer: str | None, quick: bool, repeats: int = 1, extra: str = "") -> dict:
+    cmd = [sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--threads", str(threads), "--repeats", str(repeats)]
+    cmd += ["--peer", peer] if peer else []
+    cmd += ["--quick"] if quick else []
+    cmd += shlex.split(extra)
+    print(f"[report] {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if proc.returncode:
+        raise SystemExit(f"report: {name}.py failed with exit code {proc.returncode}")
+    out = json.loads(proc.stdout)
+    out["cpu_model"] = cpu_model()
+    return out
+
+
+def load(folder: Path = RESULTS) -> dict[str, dict]:
+    out = {}
+    for name in BENCHMARKS:
+        path = folder / f"{name}.json"
+        if not path.is_file():
+            raise SystemExit(f"report: {path} is missing; run `benchmarks/report.py --run` first")
+        out[name] = json.loads(path.read_text())
+    return out
+
+
+def _x(v) -> str:
+    return f"{v:.2f}x" if isinstance(v, (int, float)) else "-"
+
+
+def _q(v) -> str:
+    return f"{v:.2f}" if isinstance(v, (int, float)) else "-"
+
+
+def _agree(*vs) -> str:
+    vs = [v for v in vs if v is not None]
+    return " / ".join(f"{v:.3g}" for v in vs) if vs else "-"
+
+
+def rows(results: dict[str, dict]) -> list[list[str]]:
+    """One table row per comparison: benchmark, workload, ours, against, ratio, target, agreement."""
+    out = []
+    lik = results["likelihood_speed"]["workloads"]
+    names = {"text_smollm2": "SmolLM2-135M, SEED-style text questions",
+             "vlm_tiny_llava_336": "tiny LLaVA, 576 image tokens",
+             "vlm_smollm2_llava_336": "SmolLM2-135M behind a CLIP-336 tower, 576 image tokens"}
+    for key, w in lik.items():
+        label = names.get(key, key)
+        if key == "vlm_smollm2_llava_336":
+            label += f" (token-count limit {_x(w.get('theoretical_ratio'))})"
+        out.append(["ranking", label, f"engine {_q(w.get('engine_qps'))}", f"reference loop {_q(w.get('reference_qps'))}",
+                    _x(w.get("ratio_engine_over_reference")), TARGETS.get(("likelihood_speed", key), ""),
+                    _agree(w.get("prediction_agreement"))])
+        peer = w.get("peer_lm_eval") or {}
+        if peer.get("status") == "ok":
+            out.append(["ranking", label, f"engine {_q(w.get('engine_qps'))}",
+                        f"lm-eval {peer.get('lm_eval_version', '?')} loglikelihood {_q(peer.get('qps'))}",
+                        _x(w.get("ratio_engine_over_lm_eval")), "", _agree(peer.get("prediction_agreement_with_reference_sum"))])
+    gen = results["generation_speed"]["workloads"]
+    names = {"text_smollm2": "SmolLM2-135M, MMMU demo prompts", "vlm_tiny_llava_336": "tiny LLaVA, MMMU demo prompts + images"}
+    for key, w in gen.items():
+        label = f"{names.get(key, key)}, {w.get('max_new_tokens', '?')} new tokens"
+        out.append(["generation", label, f"batched {_q(w.get('batched_qps'))}", f"one at a time {_q(w.get('one_at_a_time_qps'))}",
+                    _x(w.get("ratio_batched_over_one_at_a_time")), TARGETS.get(("generation_speed", key), ""),
+                    _agree(w.get("exact_token_agreement"), w.get("parsed_answer_agreement"))])
+        peer = w.get("peer_lm_eval") or {}
+        if peer.get("status") == "ok":
+            out.append(["generation", label, f"batched {_q(w.get('batched_qps'))}",
+                        f"lm-eval {peer.get('lm_eval_version', '?')} generate_until, best batch {peer.get('best_batch_size')}: "
+                        f"{_q(peer.get('qps'))}", _x(w.get("ratio_batched_over_lm_eval_best")),
+                        TARGETS.get(("generation_speed", f"{key}/lm-eval"), ""),
+                        _agree(peer.get("exact_text_agreement_with_ours"), peer.get("parsed_answer_agreement_with_ours"))])
+    return out
+
+
+def header(results: dict[str, dict]) -> str:
+    lik, gen = results["likelihood_speed"], results["generation_speed"]
+    threads = sorted({lik.get("threads"), gen.get("threads")}, key=str)
+    cpus = sorted({str(r.get("cpu_model", "unknown CPU")) for r in (lik, gen)})
+    cores = sorted({str(r.get("cpu_count", "?")) for r in (lik, gen)})
+    quick = " (quick runs)" if lik.get("quick") or gen.get("quick") else ""
+    return (f"Measured on {' / '.join(cpus)} ({' / '.join(cores)} cores), {' / '.join(map(str, threads))} torch "
+            f"thread(s), fp32, torch {lik.get('torch')}, transformers {lik.get('transformers')}{quick}; "
+            f"questions/second, in-process ratios; agreement: predictions (ranking), token ids / parsed answers "
+            f"(generation). `benchmarks/report.py --run --peer lm-eval` regenerates it.")
+
+
+def table(results: dict[str, dict]) -> str:
+    lines = [header(results), "",
+             "| protocol | workload | ours (q/s) | against (q/s) | ratio | target | agreement |",
+             "|---|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows(results)]
+    return "\n".join(lines)
+
+
+def rewrite(text: str, new_table: str) -> str:
+    """``text`` with the part between the markers replaced by ``new_table``."""
+    if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
+        raise ValueError(f"the README needs exactly one {START!r} ... {END!r} pair")
+    head, rest = text.split(START)
+    _, tail = rest.split(END)
+    return f"{head}{START}\n{new_table}\n{END}{tail}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--run", action="store_true", help="run both benchmarks first and save their JSON")
+    ap.add_argument("--peer", choices=["lm-eval"], default=None)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeats", type=int, default=1, help="timed runs of each path in each benchmark; the best counts")
+    for name in BENCHMARKS:
+        ap.add_argument(f"--{name.split('_')[0]}-args", default="", metavar="ARGS",
+                        help=f"more arguments for {name}.py, e.g. \"--no-memory\"")
+    ap.add_argument("--results", type=Path, default=RESULTS)
+    ap.add_argument("--readme", type=Path, default=README)
+    ap.add_argument("--check", action="store_true", help="exit 1 if the README's table differs; write nothing")
+    args = ap.parse_args(argv)
+    if args.run:
+        args.results.mkdir(parents=True, exist_ok=True)
+        for name in BENCHMARKS:
+            extra = getattr(args, f"{name.split('_')[0]}_args")
+            res = run_benchmark(name, args.threads, args.peer, args.quick, args.repeats, extra)
+            res["command_args"] = extra
+            tmp = args.results / f".{name}.json.tmp"
+            tmp.write_text(json.dumps(res, indent=1) + "\n")
+            os.replace(tmp, args.results / f"{name}.json")
+    new = table(load(args.results))
+    text = args.readme.read_text(encoding="utf-8")
+    updated = rewrite(text, new)
+    print(new)
+    if args.check:
+        return int(updated != text)
+    if updated != text:
+        args.readme.write_text(updated, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

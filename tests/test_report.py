@@ -1,0 +1,88 @@
+"""benchmarks/report.py writes the README's performance table from the two benchmarks' JSON (no timing)."""
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("perf_report", ROOT / "benchmarks" / "report.py")
+report = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(report)
+
+LIKELIHOOD = {
+    "benchmark": "likelihood_speed", "quick": False, "threads": 1, "torch": "2.9", "transformers": "5.0",
+    "cpu_count": 2, "cpu_model": "Test CPU 9000",
+    "workloads": {
+        "text_smollm2": {"engine_qps": 11.6, "reference_qps": 1.29, "ratio_engine_over_reference": 9.0,
+                         "prediction_agreement": 1.0,
+                         "peer_lm_eval": {"status": "ok", "lm_eval_version": "0.4.13", "qps": 4.2,
+                                          "prediction_agreement_with_reference_sum": 1.0},
+                         "ratio_engine_over_lm_eval": 2.76},
+        "vlm_smollm2_llava_336": {"engine_qps": 0.184, "reference_qps": 0.04, "ratio_engine_over_reference": 4.6,
+                                  "theoretical_ratio": 3.9, "prediction_agreement": 1.0},
+    },
+}
+GENERATION = {
+    "benchmark": "generation_speed", "quick": False, "threads": 1, "torch": "2.9", "transformers": "5.0",
+    "cpu_count": 2, "cpu_model": "Test CPU 9000",
+    "workloads": {
+        "text_smollm2": {"max_new_tokens": 16, "batched_qps": 5.5, "one_at_a_time_qps": 1.3,
+                         "ratio_batched_over_one_at_a_time": 4.23, "exact_token_agreement": 1.0,
+                         "parsed_answer_agreement": 1.0,
+                         "peer_lm_eval": {"status": "ok", "lm_eval_version": "0.4.13", "best_batch_size": 8, "qps": 2.7,
+                                          "exact_text_agreement_with_ours": 1.0,
+                                          "parsed_answer_agreement_with_ours": 1.0},
+                         "ratio_batched_over_lm_eval_best": 2.04},
+        "vlm_tiny_llava_336": {"max_new_tokens": 16, "batched_qps": 30.0, "one_at_a_time_qps": 13.0,
+                               "ratio_batched_over_one_at_a_time": 2.31, "exact_token_agreement": 1.0,
+                               "parsed_answer_agreement": 1.0},
+    },
+}
+
+
+def _results():
+    return {"likelihood_speed": LIKELIHOOD, "generation_speed": GENERATION}
+
+
+def test_table_has_every_comparison_with_machine_and_threads():
+    t = report.table(_results())
+    head, _, *lines = t.splitlines()
+    assert "Test CPU 9000 (2 cores)" in head and "1 torch thread(s)" in head
+    body = [line for line in lines if line.startswith("| ") and not line.startswith("| protocol")]
+    assert len(body) == 6  # 2 + 1 ranking rows (the lm-eval peer on text), 2 + 1 generation rows
+    assert "| ranking | SmolLM2-135M, SEED-style text questions | engine 11.60 | reference loop 1.29 | 9.00x |  | 1 |" in t
+    assert "(token-count limit 3.90x) | engine 0.18 | reference loop 0.04 | 4.60x | >= token-count limit | 1 |" in t
+    assert "| batched 5.50 | one at a time 1.30 | 4.23x | >= 4x | 1 / 1 |" in t
+    assert "lm-eval 0.4.13 generate_until, best batch 8: 2.70 | 2.04x | >= 1.2x | 1 / 1 |" in t
+    assert "| generation | tiny LLaVA, MMMU demo prompts + images, 16 new tokens | batched 30.00 | one at a time 13.00 | 2.31x | >= 3x |" in t
+
+
+def test_rewrite_replaces_only_between_the_markers_and_is_idempotent():
+    text = f"# title\n\nbefore\n{report.START}\nold table\n{report.END}\nafter\n"
+    new = report.rewrite(text, report.table(_results()))
+    assert new.startswith("# title\n\nbefore\n") and new.endswith(f"{report.END}\nafter\n") and "old table" not in new
+    assert report.rewrite(new, report.table(_results())) == new
+    with pytest.raises(ValueError, match="perf-table"):
+        report.rewrite("no markers", "x")
+
+
+def test_main_writes_the_readme_from_saved_json_and_check_detects_a_stale_table(tmp_path, capsys):
+    for name, res in _results().items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(res))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"x\n{report.START}\nstale\n{report.END}\n")
+    args = ["--results", str(tmp_path), "--readme", str(readme)]
+    assert report.main([*args, "--check"]) == 1 and "stale" in readme.read_text()
+    assert report.main(args) == 0 and "4.23x" in readme.read_text()
+    assert report.main([*args, "--check"]) == 0
+    (tmp_path / "generation_speed.json").unlink()
+    with pytest.raises(SystemExit, match="generation_speed.json is missing"):
+        report.main(args)
+
+
+def test_the_readme_has_the_markers_and_a_table_from_the_saved_results():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert text.count(report.START) == 1 and text.count(report.END) == 1
+    if all((report.RESULTS / f"{n}.json").is_file() for n in report.BENCHMARKS):
+        assert report.rewrite(text, report.table(report.load())) == text, "run benchmarks/report.py"
