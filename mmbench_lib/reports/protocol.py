@@ -39,6 +39,7 @@ import pandas as pd
 
 from mmbench_lib import tasks
 from mmbench_lib.analysis import reader
+from mmbench_lib.analysis.plots import display_name, model_name
 from mmbench_lib.core import manifest as manifest_mod
 from mmbench_lib.core.metrics import ci_fractions, entry
 from mmbench_lib.core.requests import ChoiceScore
@@ -492,6 +493,11 @@ class ProtocolReport:
     seed_summary: dict | None = None
 
     @property
+    def name(self) -> str:
+        """``SEED-Bench, SmolLM2-135M-Instruct``: the display names figures show."""
+        return f"{display_name(self.benchmark)}, {model_name(self.model)}"
+
+    @property
     def n_common(self) -> int:
         return common_items(self.long)["id"].nunique()
 
@@ -610,12 +616,14 @@ def accuracy_figure(report: ProtocolReport, ax=None, title: str | None = None):
     if chance is not None:
         ax.axvline(chance, ls="--", color="grey", lw=1)
         ax.text(chance, y.max() + 0.55, "chance", ha="center", va="bottom", fontsize=FONT - 1, color="grey")
-    ax.set_yticks(y, acc["protocol"], fontsize=FONT)
+    unofficial = set(report.sources.loc[report.sources["kind"].str.startswith("NOT"), "protocol"])
+    ax.set_yticks(y, [f"{p} \u2020" if p in unofficial else p for p in acc["protocol"]], fontsize=FONT)
     ax.set_ylim(-0.6, len(acc) - 0.2)
     ax.set_xlim(0, 100)
-    ax.set_xlabel(f"accuracy (%), 95% CI, n = {report.n_common} items", fontsize=FONT)
+    ax.set_xlabel(f"accuracy (%), 95% CI, n = {report.n_common} items"
+                  + ("\n\u2020 not a paper protocol" if unofficial else ""), fontsize=FONT)
     ax.tick_params(axis="x", labelsize=FONT)
-    ax.set_title(title or f"{report.benchmark}: {report.model} under {len(acc)} protocols", fontsize=FONT + 1)
+    ax.set_title(title or f"{report.name}: accuracy under {len(acc)} protocols", fontsize=FONT + 1)
     if own:
         fig.tight_layout()
         return fig
@@ -639,17 +647,18 @@ def _matrix(ax, mat: pd.DataFrame, title: str, labels: bool = True):
 def agreement_figure(report: ProtocolReport):
     """Two heat-maps over the common items: % with the same answer, % with the same correctness."""
     n = len(_order(report.long))
-    fig, axes = plt.subplots(1, 2, figsize=(4.2 + 1.3 * n, 0.55 * n + 2.4))
+    fig, axes = plt.subplots(1, 2, figsize=(3.2 + 1.45 * n, 0.55 * n + 2.3), layout="constrained")
     _matrix(axes[0], agreement_matrix(report.long, "prediction"), "same answer (%)")
     im = _matrix(axes[1], agreement_matrix(report.long, "correct"), "same correctness (%)", labels=False)
     fig.colorbar(im, ax=axes, shrink=0.8).ax.tick_params(labelsize=FONT)
-    fig.suptitle(f"{report.benchmark}, {report.model}: item-level agreement between protocols "
+    fig.suptitle(f"{report.name}: item-level agreement between protocols "
                  f"(n = {report.n_common} items)", fontsize=FONT + 1)
     return fig
 
 
 def delta_heatmap(report: ProtocolReport, max_groups: int = 40):
-    """Per dimension / subject: accuracy difference (points) of each protocol from the first, with n."""
+    """Per dimension / subject, and over all common items (bottom row): accuracy difference (points) of
+    each protocol from the first; each row label gives n and the first protocol's accuracy."""
     d = group_deltas(report.long, report.by)
     order = _order(report.long)
     ref, others = order[0], order[1:]
@@ -657,24 +666,28 @@ def delta_heatmap(report: ProtocolReport, max_groups: int = 40):
     mat = d.pivot(index=report.by, columns="protocol", values="delta").reindex(index=groups, columns=others)
     n = d[d["protocol"] == ref].set_index(report.by)["n"].reindex(groups)
     base = d[d["protocol"] == ref].set_index(report.by)["accuracy"].reindex(groups)
-    vals = mat.to_numpy(dtype=float)
-    lim = max(10.0, float(np.nanmax(np.abs(vals))) if vals.size else 10.0)
-    fig, ax = plt.subplots(figsize=(2.6 + 1.25 * len(others), 0.36 * len(groups) + 2.0))
+    acc = accuracy_table(report.long).set_index("protocol")
+    overall = 100 * (acc.loc[others, "accuracy"].astype(float) - float(acc.loc[ref, "accuracy"]))
+    vals = np.vstack([mat.to_numpy(dtype=float), overall.to_numpy(dtype=float)[None, :]])
+    labels = [f"{str(g).replace('_', ' ')} (n={int(k)}, {b:.0f}%)" for g, k, b in zip(groups, n, base)]
+    labels.append(f"All (n={report.n_common}, {100 * float(acc.loc[ref, 'accuracy']):.0f}%)")
+    finite = vals[np.isfinite(vals)]
+    lim = max(10.0, float(np.abs(finite).max()) if finite.size else 10.0)
+    fig, ax = plt.subplots(figsize=(4.4 + 1.05 * len(others), 0.34 * len(labels) + 2.1), layout="constrained")
     im = ax.imshow(vals, cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
     for i in range(vals.shape[0]):
         for j in range(vals.shape[1]):
             if np.isfinite(vals[i, j]):
                 ax.text(j, i, f"{vals[i, j]:+.0f}", ha="center", va="center", fontsize=FONT - 1,
                         color="white" if abs(vals[i, j]) > 0.6 * lim else "black")
+    ax.axhline(len(labels) - 1.5, color="black", lw=1)
     ax.set_xticks(range(len(others)), others, rotation=35, ha="right", fontsize=FONT)
-    ax.set_yticks(range(len(groups)), [f"{g} (n={int(k)}, {b:.0f}%)" for g, k, b in zip(groups, n, base)],
-                  fontsize=FONT - 1)
+    ax.set_yticks(range(len(labels)), labels, fontsize=FONT - 1)
     cb = fig.colorbar(im, ax=ax, shrink=0.8)
     cb.set_label("points", fontsize=FONT)
     cb.ax.tick_params(labelsize=FONT)
-    ax.set_title(f"{report.benchmark}: accuracy minus '{ref}' (points);\nrow label: n items, '{ref}' accuracy",
-                 fontsize=FONT + 1)
-    fig.tight_layout()
+    ax.set_title(f"{report.name}\naccuracy minus '{ref}' (points)", fontsize=FONT + 1)
+    ax.set_ylabel(f"{report.by} (n items, '{ref}' accuracy)", fontsize=FONT)
     return fig
 
 
@@ -695,7 +708,7 @@ def seed_figure(report: ProtocolReport, ax=None):
     ax.set_xlabel(f"accuracy (%) over {s['seeds']} fallback seeds; n = {s['n']} items", fontsize=FONT)
     ax.set_ylabel("% of seeds", fontsize=FONT)
     ax.tick_params(labelsize=FONT)
-    ax.set_title(f"{report.benchmark}: {s['decided_by_chance']} of {s['n']} items decided by the fallback; "
+    ax.set_title(f"{report.name}: {s['decided_by_chance']} of {s['n']} items decided by the fallback; "
                  f"mean {100 * s['mean']:.1f} ± {100 * s['std']:.1f} (sd), range {100 * s['range']:.1f} pts",
                  fontsize=FONT)
     if own:
@@ -707,10 +720,10 @@ def seed_figure(report: ProtocolReport, ax=None):
 def summary_figure(report: ProtocolReport):
     """The README figure: accuracy per protocol with intervals beside the same-answer agreement matrix."""
     n = len(_order(report.long))
-    fig, axes = plt.subplots(1, 2, figsize=(11, 0.5 * n + 2.6), gridspec_kw={"width_ratios": [1.15, 1]})
-    accuracy_figure(report, ax=axes[0], title="accuracy per protocol")
-    im = _matrix(axes[1], agreement_matrix(report.long, "prediction"), "same answer on an item (%)")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 0.5 * n + 2.6), gridspec_kw={"width_ratios": [1.15, 1]},
+                             layout="constrained")
+    accuracy_figure(report, ax=axes[0], title="(a) accuracy per protocol")
+    im = _matrix(axes[1], agreement_matrix(report.long, "prediction"), "(b) same answer on an item (%)")
     fig.colorbar(im, ax=axes[1], shrink=0.8).ax.tick_params(labelsize=FONT)
-    fig.suptitle(f"{report.benchmark}: {report.model}, n = {report.n_common} items", fontsize=FONT + 1)
-    fig.tight_layout()
+    fig.suptitle(f"{report.name}: one model, {n} protocols, the same {report.n_common} items", fontsize=FONT + 1)
     return fig
