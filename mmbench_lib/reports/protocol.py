@@ -97,15 +97,15 @@ PARSER_VARIANTS = {
                  "lower case; P-M3)", rescore={"variant": "lenient-mc"}),
         Protocol("fixed-split", "open: split fixed", "NOT official: open answers split into sentences before "
                  "lower-casing (spec §3.5 step 2)", rescore={"variant": "fixed-split"}),
-        Protocol("no-fallback", "no fallback", "official rules, unparseable multiple choice scored wrong "
-                 "(no-random mode, spec §3.7)", rescore={"use_random": False}),
+        Protocol("no-fallback", "no fallback", "NOT official: official rules, unparseable multiple choice scored "
+                 "wrong (no-random mode, spec §3.7)", rescore={"use_random": False}),
     )},
     "cmmmu": {p.key: p for p in (
         Protocol("official", "official", "paper: CMMMU §4.1 rules, official parser, random.Random(42) fallback"),
         Protocol("tf-fixed", "T/F negation fixed", "NOT official: negative keywords tested first, so "
                  "'不正确' votes false (spec §4.4)", rescore={"fixed_tf": True}),
-        Protocol("no-fallback", "no fallback", "official rules, MC fallbacks and T/F ties scored wrong (not "
-                 "official)", rescore={"use_random": False}),
+        Protocol("no-fallback", "no fallback", "NOT official: official rules, MC fallbacks and T/F ties scored "
+                 "wrong", rescore={"use_random": False}),
     )},
 }
 
@@ -692,29 +692,33 @@ def delta_heatmap(report: ProtocolReport, max_groups: int = 40):
 
 
 def seed_figure(report: ProtocolReport, ax=None):
-    """Histogram of the total accuracy over fallback seeds; the official seed 42 marked, mean +- sd and range."""
+    """Histogram of the total accuracy over fallback seeds (share of seeds per total); the official seed 42
+    and the expectation over all draws marked; the items decided by the fallback, mean +- sd and range in the
+    title."""
     t, s = report.seed_table, report.seed_summary
     own = ax is None
     if own:
-        fig, ax = plt.subplots(figsize=(6.2, 3.4))
+        fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
     acc = 100 * t["accuracy"].to_numpy()
     values, counts = np.unique(np.round(acc, 6), return_counts=True)
     width = (100 / s["n"]) * 0.8 if s["n"] else 1
-    ax.bar(values, counts / counts.sum() * 100, width=width, color="#7f9fbf", edgecolor="#1f4e79")
+    ax.bar(values, counts / counts.sum() * 100, width=width, color="#7f9fbf", edgecolor="#1f4e79",
+           label=f"share of the {s['seeds']} seeds")
     off = 100 * s["official_accuracy"]
-    ax.axvline(off, color="#c0392b", lw=1.5)
-    ax.text(off, ax.get_ylim()[1] * 0.97, f" seed 42 (official): {off:.1f}%", color="#c0392b", fontsize=FONT - 1,
-            va="top", ha="left" if off < values.mean() else "right")
-    ax.set_xlabel(f"accuracy (%) over {s['seeds']} fallback seeds; n = {s['n']} items", fontsize=FONT)
+    ax.axvline(off, color="#c0392b", lw=1.8, label=f"seed 42 (official scorer): {off:.1f}%")
+    if s.get("expected_accuracy") is not None:
+        ax.axvline(100 * s["expected_accuracy"], color="black", lw=1.2, ls="--",
+                   label=f"expected over all draws: {100 * s['expected_accuracy']:.1f}%")
+    ax.set_ylim(0, 100 * counts.max() / counts.sum() * 1.45)
+    ax.legend(loc="upper right", fontsize=FONT - 1, frameon=False)
+    ax.set_xlabel(f"total accuracy (%) under fallback seeds 0-{s['seeds'] - 1}; n = {s['n']} items", fontsize=FONT)
     ax.set_ylabel("% of seeds", fontsize=FONT)
     ax.tick_params(labelsize=FONT)
-    ax.set_title(f"{report.name}: {s['decided_by_chance']} of {s['n']} items decided by the fallback; "
-                 f"mean {100 * s['mean']:.1f} ± {100 * s['std']:.1f} (sd), range {100 * s['range']:.1f} pts",
-                 fontsize=FONT)
-    if own:
-        fig.tight_layout()
-        return fig
-    return ax.figure
+    ax.set_title(f"{report.name}: the random fallback's share of the score\n"
+                 f"{s['decided_by_chance']} of {s['n']} items ({100 * s['share_by_chance']:.0f}%) decided by the "
+                 f"fallback; mean {100 * s['mean']:.1f} ± {100 * s['std']:.1f} (sd), "
+                 f"range {100 * s['min']:.0f}-{100 * s['max']:.0f}%", fontsize=FONT + 1)
+    return fig if own else ax.figure
 
 
 def summary_figure(report: ProtocolReport):
