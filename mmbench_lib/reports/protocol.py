@@ -25,6 +25,7 @@ finished run in ``outputs/`` of the same model, items and protocol is reused ins
 """
 from __future__ import annotations
 
+import inspect
 import json
 import random
 import tempfile
@@ -146,13 +147,22 @@ def _same_recipe(recorded, recipe: Recipe) -> bool:
     return old == {**recipe.to_dict(), "reduction": None}
 
 
+def _filters(benchmark: str, data: dict) -> dict:
+    """The loader filters of ``data`` (no file arguments) with the loader's defaults filled in, so a run made
+    with ``dimensions="all"`` and one that left it out (the same default selection) compare equal."""
+    params = inspect.signature(tasks.get(benchmark).load).parameters
+    defaults = {k: p.default for k, p in params.items()
+                if p.default is not inspect.Parameter.empty and k not in _PATH_ARGS}
+    return {**defaults, **{k: v for k, v in data.items() if k not in _PATH_ARGS}}
+
+
 def find_ranking_run(config: RunConfig, ids: list[str], root: Path | None = None) -> Path | None:
     """A finished run in ``outputs/`` (``root``) of ``config``'s benchmark, model (spec, revision, dtype),
     recipe, annotation file (by hash), loader filters and, for generated letters, ``max_new_tokens``,
     holding every item of ``ids``; the newest such run, or ``None``."""
     want_sha = file_sha256(config.data["annotation_file"])
     recipe = get_recipe(config.recipe)
-    filters = {k: v for k, v in config.data.items() if k not in _PATH_ARGS}
+    filters = _filters(config.benchmark, config.data)
     found = []
     for folder, man in _finished_runs(root or reader.outputs_root()):
         cfg = man["config"]
@@ -161,7 +171,7 @@ def find_ranking_run(config: RunConfig, ids: list[str], root: Path | None = None
                 or cfg.get("revision") != config.revision or cfg.get("dtype") != config.dtype
                 or not _same_recipe(man.get("recipe"), recipe)
                 or (man.get("data_sha256") or {}).get("annotation_file") != want_sha
-                or {k: v for k, v in data.items() if k not in _PATH_ARGS} != filters
+                or _filters(config.benchmark, data) != filters
                 or bool(data.get("frames_root")) != bool(config.data.get("frames_root"))):
             continue
         if recipe.generates and (man.get("generation") or {}).get("max_new_tokens") != config.max_new_tokens:
