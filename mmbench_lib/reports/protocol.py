@@ -697,7 +697,8 @@ def delta_heatmap(report: ProtocolReport, max_groups: int = 40):
     cb.set_label("points", fontsize=FONT)
     cb.ax.tick_params(labelsize=FONT)
     ax.set_title(f"{report.name}\naccuracy minus '{ref}' (points)", fontsize=FONT + 1)
-    ax.set_ylabel(f"{report.by} (n items, '{ref}' accuracy)", fontsize=FONT)
+    what = "subject" if report.benchmark in PARSER_VARIANTS else report.by  # MMMU / CMMMU rows are subjects
+    ax.set_ylabel(f"{what} (n items, '{ref}' accuracy)", fontsize=FONT)
     return fig
 
 
