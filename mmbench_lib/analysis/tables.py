@@ -42,13 +42,14 @@ def group_table(runs: dict):
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def save_table(df, out_dir, name: str) -> list[Path]:
-    """Write a table as ``tables/<name>.csv`` and ``.md`` under the run folder."""
+def save_table(df, out_dir, name: str, floatfmt: str = ".1f") -> list[Path]:
+    """Write a table as ``tables/<name>.csv`` and ``.md`` under the run folder; ``floatfmt`` formats the
+    ``.md`` (``.1f`` suits percentages; fraction tables need ``.3f``). The CSV keeps every digit."""
     folder = Path(out_dir) / "tables"
     folder.mkdir(parents=True, exist_ok=True)
     csv, md = folder / f"{name}.csv", folder / f"{name}.md"
     df.to_csv(csv, index=False)
-    md.write_text(df.to_markdown(index=False, floatfmt=".1f") + "\n", encoding="utf-8")
+    md.write_text(df.to_markdown(index=False, floatfmt=floatfmt) + "\n", encoding="utf-8")
     return [csv, md]
 
 

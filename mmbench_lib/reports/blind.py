@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from mmbench_lib.analysis import subsets
+from mmbench_lib.analysis.plots import display_name, model_name
 from mmbench_lib.analysis.chance import chance_test, holm, row_chance, wilson
 from mmbench_lib.analysis.reader import load_run, samples_df
 from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
@@ -48,7 +49,6 @@ from mmbench_lib.pipeline.generation import label_for
 from mmbench_lib.pipeline.runs import evaluate
 
 AUDIT_FILE = "blind_audit.json"
-BENCHMARK_NAMES = {"seed": "SEED-Bench", "seed2": "SEED-Bench-2", "mmmu": "MMMU", "cmmmu": "CMMMU"}
 ALL = "All"
 
 
@@ -204,7 +204,7 @@ def _dimension_labels(df: pd.DataFrame) -> list[str]:
     out = []
     for d_id, dim, n in zip(df["dimension_id"], df["dimension"], df["n"]):
         num = f"{int(d_id)}. " if d_id is not None and not pd.isna(d_id) and dim != ALL else ""
-        out.append(f"{num}{dim} (n={int(n)})")
+        out.append(f"{num}{str(dim).replace('_', ' ')} (n={int(n)})")
     return out
 
 
@@ -213,6 +213,7 @@ def figure(a: BlindAudit, title: str = ""):
     (grey bar); filled markers are above chance after Holm's correction (p < 0.05). Right: the share of
     items every blind model answered correctly (count at the right), with the share expected by luck."""
     labels = list(dict.fromkeys(a.per_model["label"]))
+    shown = {m["label"]: model_name(m.get("model") or m["label"]) for m in a.models}
     first = a.per_model[a.per_model["label"] == labels[0]].reset_index(drop=True)
     ylabels = _dimension_labels(first)
     k = len(ylabels)
@@ -234,10 +235,13 @@ def figure(a: BlindAudit, title: str = ""):
         sig = (g["p_holm"].astype(float) < 0.05).to_numpy()
         ax.scatter(acc[sig], ys[sig], color=colors[i % 10], s=28, zorder=3)
         ax.scatter(acc[~sig], ys[~sig], facecolor="white", edgecolor=colors[i % 10], s=28, zorder=3)
-        ax.scatter([], [], color=colors[i % 10], s=28, label=f"{label} (filled: above chance, Holm p < 0.05)")
+        ax.scatter([], [], color=colors[i % 10], s=28,
+                   label=f"{shown.get(label, label)} (filled: above chance, Holm p < 0.05)")
     s = a.solvable.reset_index(drop=True)
     share = 100 * s["share"].astype(float)
     bx.barh(range(len(s)), share, height=0.55, color="#8c6bb1", label="solved by every blind model", zorder=2)
+    zero = np.flatnonzero((share == 0).to_numpy())  # 0% is a mark at zero, not a missing bar
+    bx.plot([0] * len(zero), zero, "|", color="#8c6bb1", ms=11, mew=2.5, zorder=2)
     for y, (e, solved, n) in enumerate(zip(100 * s["expected_share"].astype(float), s["blind_solvable"], s["n"])):
         bx.plot([e, e], [y - 0.4, y + 0.4], color="0.15", lw=1.4, ls=(0, (2, 1.5)), zorder=3,
                 label="expected if every model guessed" if y == 0 else None)
@@ -255,6 +259,7 @@ def figure(a: BlindAudit, title: str = ""):
     ax.set_ylim(k - 0.4, -0.6)
     handles = [h for axis in (ax, bx) for h in axis.get_legend_handles_labels()[0]]
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
-    name = BENCHMARK_NAMES.get(a.benchmark, a.benchmark) + (f" {a.split}" if a.split else "")
-    fig.suptitle(title or f"Blind-solvability of {name}: {', '.join(labels)} without the images", fontsize=10)
+    name = display_name(a.benchmark) + (f" {a.split}" if a.split else "")
+    who = ", ".join(shown.get(label, label) for label in labels)
+    fig.suptitle(title or f"Blind-solvability of {name}: {who} without the images", fontsize=10)
     return fig

@@ -25,6 +25,7 @@ finished run in ``outputs/`` of the same model, items and protocol is reused ins
 """
 from __future__ import annotations
 
+import inspect
 import json
 import random
 import tempfile
@@ -39,6 +40,7 @@ import pandas as pd
 
 from mmbench_lib import tasks
 from mmbench_lib.analysis import reader
+from mmbench_lib.analysis.plots import display_name, model_name
 from mmbench_lib.core import manifest as manifest_mod
 from mmbench_lib.core.metrics import ci_fractions, entry
 from mmbench_lib.core.requests import ChoiceScore
@@ -96,15 +98,15 @@ PARSER_VARIANTS = {
                  "lower case; P-M3)", rescore={"variant": "lenient-mc"}),
         Protocol("fixed-split", "open: split fixed", "NOT official: open answers split into sentences before "
                  "lower-casing (spec §3.5 step 2)", rescore={"variant": "fixed-split"}),
-        Protocol("no-fallback", "no fallback", "official rules, unparseable multiple choice scored wrong "
-                 "(no-random mode, spec §3.7)", rescore={"use_random": False}),
+        Protocol("no-fallback", "no fallback", "NOT official: official rules, unparseable multiple choice scored "
+                 "wrong (no-random mode, spec §3.7)", rescore={"use_random": False}),
     )},
     "cmmmu": {p.key: p for p in (
         Protocol("official", "official", "paper: CMMMU §4.1 rules, official parser, random.Random(42) fallback"),
         Protocol("tf-fixed", "T/F negation fixed", "NOT official: negative keywords tested first, so "
                  "'不正确' votes false (spec §4.4)", rescore={"fixed_tf": True}),
-        Protocol("no-fallback", "no fallback", "official rules, MC fallbacks and T/F ties scored wrong (not "
-                 "official)", rescore={"use_random": False}),
+        Protocol("no-fallback", "no fallback", "NOT official: official rules, MC fallbacks and T/F ties scored "
+                 "wrong", rescore={"use_random": False}),
     )},
 }
 
@@ -145,13 +147,22 @@ def _same_recipe(recorded, recipe: Recipe) -> bool:
     return old == {**recipe.to_dict(), "reduction": None}
 
 
+def _filters(benchmark: str, data: dict) -> dict:
+    """The loader filters of ``data`` (no file arguments) with the loader's defaults filled in, so a run made
+    with ``dimensions="all"`` and one that left it out (the same default selection) compare equal."""
+    params = inspect.signature(tasks.get(benchmark).load).parameters
+    defaults = {k: p.default for k, p in params.items()
+                if p.default is not inspect.Parameter.empty and k not in _PATH_ARGS}
+    return {**defaults, **{k: v for k, v in data.items() if k not in _PATH_ARGS}}
+
+
 def find_ranking_run(config: RunConfig, ids: list[str], root: Path | None = None) -> Path | None:
     """A finished run in ``outputs/`` (``root``) of ``config``'s benchmark, model (spec, revision, dtype),
     recipe, annotation file (by hash), loader filters and, for generated letters, ``max_new_tokens``,
     holding every item of ``ids``; the newest such run, or ``None``."""
     want_sha = file_sha256(config.data["annotation_file"])
     recipe = get_recipe(config.recipe)
-    filters = {k: v for k, v in config.data.items() if k not in _PATH_ARGS}
+    filters = _filters(config.benchmark, config.data)
     found = []
     for folder, man in _finished_runs(root or reader.outputs_root()):
         cfg = man["config"]
@@ -160,7 +171,7 @@ def find_ranking_run(config: RunConfig, ids: list[str], root: Path | None = None
                 or cfg.get("revision") != config.revision or cfg.get("dtype") != config.dtype
                 or not _same_recipe(man.get("recipe"), recipe)
                 or (man.get("data_sha256") or {}).get("annotation_file") != want_sha
-                or {k: v for k, v in data.items() if k not in _PATH_ARGS} != filters
+                or _filters(config.benchmark, data) != filters
                 or bool(data.get("frames_root")) != bool(config.data.get("frames_root"))):
             continue
         if recipe.generates and (man.get("generation") or {}).get("max_new_tokens") != config.max_new_tokens:
@@ -492,6 +503,11 @@ class ProtocolReport:
     seed_summary: dict | None = None
 
     @property
+    def name(self) -> str:
+        """``SEED-Bench, SmolLM2-135M-Instruct``: the display names figures show."""
+        return f"{display_name(self.benchmark)}, {model_name(self.model)}"
+
+    @property
     def n_common(self) -> int:
         return common_items(self.long)["id"].nunique()
 
@@ -610,12 +626,14 @@ def accuracy_figure(report: ProtocolReport, ax=None, title: str | None = None):
     if chance is not None:
         ax.axvline(chance, ls="--", color="grey", lw=1)
         ax.text(chance, y.max() + 0.55, "chance", ha="center", va="bottom", fontsize=FONT - 1, color="grey")
-    ax.set_yticks(y, acc["protocol"], fontsize=FONT)
+    unofficial = set(report.sources.loc[report.sources["kind"].str.startswith("NOT"), "protocol"])
+    ax.set_yticks(y, [f"{p} \u2020" if p in unofficial else p for p in acc["protocol"]], fontsize=FONT)
     ax.set_ylim(-0.6, len(acc) - 0.2)
     ax.set_xlim(0, 100)
-    ax.set_xlabel(f"accuracy (%), 95% CI, n = {report.n_common} items", fontsize=FONT)
+    ax.set_xlabel(f"accuracy (%), 95% CI, n = {report.n_common} items"
+                  + ("\n\u2020 not a paper protocol" if unofficial else ""), fontsize=FONT)
     ax.tick_params(axis="x", labelsize=FONT)
-    ax.set_title(title or f"{report.benchmark}: {report.model} under {len(acc)} protocols", fontsize=FONT + 1)
+    ax.set_title(title or f"{report.name}: accuracy under {len(acc)} protocols", fontsize=FONT + 1)
     if own:
         fig.tight_layout()
         return fig
@@ -639,17 +657,18 @@ def _matrix(ax, mat: pd.DataFrame, title: str, labels: bool = True):
 def agreement_figure(report: ProtocolReport):
     """Two heat-maps over the common items: % with the same answer, % with the same correctness."""
     n = len(_order(report.long))
-    fig, axes = plt.subplots(1, 2, figsize=(4.2 + 1.3 * n, 0.55 * n + 2.4))
+    fig, axes = plt.subplots(1, 2, figsize=(3.2 + 1.45 * n, 0.55 * n + 2.3), layout="constrained")
     _matrix(axes[0], agreement_matrix(report.long, "prediction"), "same answer (%)")
     im = _matrix(axes[1], agreement_matrix(report.long, "correct"), "same correctness (%)", labels=False)
     fig.colorbar(im, ax=axes, shrink=0.8).ax.tick_params(labelsize=FONT)
-    fig.suptitle(f"{report.benchmark}, {report.model}: item-level agreement between protocols "
+    fig.suptitle(f"{report.name}: item-level agreement between protocols "
                  f"(n = {report.n_common} items)", fontsize=FONT + 1)
     return fig
 
 
 def delta_heatmap(report: ProtocolReport, max_groups: int = 40):
-    """Per dimension / subject: accuracy difference (points) of each protocol from the first, with n."""
+    """Per dimension / subject, and over all common items (bottom row): accuracy difference (points) of
+    each protocol from the first; each row label gives n and the first protocol's accuracy."""
     d = group_deltas(report.long, report.by)
     order = _order(report.long)
     ref, others = order[0], order[1:]
@@ -657,60 +676,69 @@ def delta_heatmap(report: ProtocolReport, max_groups: int = 40):
     mat = d.pivot(index=report.by, columns="protocol", values="delta").reindex(index=groups, columns=others)
     n = d[d["protocol"] == ref].set_index(report.by)["n"].reindex(groups)
     base = d[d["protocol"] == ref].set_index(report.by)["accuracy"].reindex(groups)
-    vals = mat.to_numpy(dtype=float)
-    lim = max(10.0, float(np.nanmax(np.abs(vals))) if vals.size else 10.0)
-    fig, ax = plt.subplots(figsize=(2.6 + 1.25 * len(others), 0.36 * len(groups) + 2.0))
+    acc = accuracy_table(report.long).set_index("protocol")
+    overall = 100 * (acc.loc[others, "accuracy"].astype(float) - float(acc.loc[ref, "accuracy"]))
+    vals = np.vstack([mat.to_numpy(dtype=float), overall.to_numpy(dtype=float)[None, :]])
+    labels = [f"{str(g).replace('_', ' ')} (n={int(k)}, {b:.0f}%)" for g, k, b in zip(groups, n, base)]
+    labels.append(f"All (n={report.n_common}, {100 * float(acc.loc[ref, 'accuracy']):.0f}%)")
+    finite = vals[np.isfinite(vals)]
+    lim = max(10.0, float(np.abs(finite).max()) if finite.size else 10.0)
+    fig, ax = plt.subplots(figsize=(4.4 + 1.05 * len(others), 0.34 * len(labels) + 2.1), layout="constrained")
     im = ax.imshow(vals, cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
     for i in range(vals.shape[0]):
         for j in range(vals.shape[1]):
             if np.isfinite(vals[i, j]):
                 ax.text(j, i, f"{vals[i, j]:+.0f}", ha="center", va="center", fontsize=FONT - 1,
                         color="white" if abs(vals[i, j]) > 0.6 * lim else "black")
+    ax.axhline(len(labels) - 1.5, color="black", lw=1)
     ax.set_xticks(range(len(others)), others, rotation=35, ha="right", fontsize=FONT)
-    ax.set_yticks(range(len(groups)), [f"{g} (n={int(k)}, {b:.0f}%)" for g, k, b in zip(groups, n, base)],
-                  fontsize=FONT - 1)
+    ax.set_yticks(range(len(labels)), labels, fontsize=FONT - 1)
     cb = fig.colorbar(im, ax=ax, shrink=0.8)
     cb.set_label("points", fontsize=FONT)
     cb.ax.tick_params(labelsize=FONT)
-    ax.set_title(f"{report.benchmark}: accuracy minus '{ref}' (points);\nrow label: n items, '{ref}' accuracy",
-                 fontsize=FONT + 1)
-    fig.tight_layout()
+    ax.set_title(f"{report.name}\naccuracy minus '{ref}' (points)", fontsize=FONT + 1)
+    what = "subject" if report.benchmark in PARSER_VARIANTS else report.by  # MMMU / CMMMU rows are subjects
+    ax.set_ylabel(f"{what} (n items, '{ref}' accuracy)", fontsize=FONT)
     return fig
 
 
 def seed_figure(report: ProtocolReport, ax=None):
-    """Histogram of the total accuracy over fallback seeds; the official seed 42 marked, mean +- sd and range."""
+    """Histogram of the total accuracy over fallback seeds (share of seeds per total); the official seed 42
+    and the expectation over all draws marked; the items decided by the fallback, mean +- sd and range in the
+    title."""
     t, s = report.seed_table, report.seed_summary
     own = ax is None
     if own:
-        fig, ax = plt.subplots(figsize=(6.2, 3.4))
+        fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
     acc = 100 * t["accuracy"].to_numpy()
     values, counts = np.unique(np.round(acc, 6), return_counts=True)
     width = (100 / s["n"]) * 0.8 if s["n"] else 1
-    ax.bar(values, counts / counts.sum() * 100, width=width, color="#7f9fbf", edgecolor="#1f4e79")
+    ax.bar(values, counts / counts.sum() * 100, width=width, color="#7f9fbf", edgecolor="#1f4e79",
+           label=f"share of the {s['seeds']} seeds")
     off = 100 * s["official_accuracy"]
-    ax.axvline(off, color="#c0392b", lw=1.5)
-    ax.text(off, ax.get_ylim()[1] * 0.97, f" seed 42 (official): {off:.1f}%", color="#c0392b", fontsize=FONT - 1,
-            va="top", ha="left" if off < values.mean() else "right")
-    ax.set_xlabel(f"accuracy (%) over {s['seeds']} fallback seeds; n = {s['n']} items", fontsize=FONT)
+    ax.axvline(off, color="#c0392b", lw=1.8, label=f"seed 42 (official scorer): {off:.1f}%")
+    if s.get("expected_accuracy") is not None:
+        ax.axvline(100 * s["expected_accuracy"], color="black", lw=1.2, ls="--",
+                   label=f"expected over all draws: {100 * s['expected_accuracy']:.1f}%")
+    ax.set_ylim(0, 100 * counts.max() / counts.sum() * 1.45)
+    ax.legend(loc="upper right", fontsize=FONT - 1, frameon=False)
+    ax.set_xlabel(f"total accuracy (%) under fallback seeds 0-{s['seeds'] - 1}; n = {s['n']} items", fontsize=FONT)
     ax.set_ylabel("% of seeds", fontsize=FONT)
     ax.tick_params(labelsize=FONT)
-    ax.set_title(f"{report.benchmark}: {s['decided_by_chance']} of {s['n']} items decided by the fallback; "
-                 f"mean {100 * s['mean']:.1f} ± {100 * s['std']:.1f} (sd), range {100 * s['range']:.1f} pts",
-                 fontsize=FONT)
-    if own:
-        fig.tight_layout()
-        return fig
-    return ax.figure
+    ax.set_title(f"{report.name}: the random fallback's share of the score\n"
+                 f"{s['decided_by_chance']} of {s['n']} items ({100 * s['share_by_chance']:.0f}%) decided by the "
+                 f"fallback; mean {100 * s['mean']:.1f} ± {100 * s['std']:.1f} (sd), "
+                 f"range {100 * s['min']:.0f}-{100 * s['max']:.0f}%", fontsize=FONT + 1)
+    return fig if own else ax.figure
 
 
 def summary_figure(report: ProtocolReport):
     """The README figure: accuracy per protocol with intervals beside the same-answer agreement matrix."""
     n = len(_order(report.long))
-    fig, axes = plt.subplots(1, 2, figsize=(11, 0.5 * n + 2.6), gridspec_kw={"width_ratios": [1.15, 1]})
-    accuracy_figure(report, ax=axes[0], title="accuracy per protocol")
-    im = _matrix(axes[1], agreement_matrix(report.long, "prediction"), "same answer on an item (%)")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 0.5 * n + 2.6), gridspec_kw={"width_ratios": [1.15, 1]},
+                             layout="constrained")
+    accuracy_figure(report, ax=axes[0], title="(a) accuracy per protocol")
+    im = _matrix(axes[1], agreement_matrix(report.long, "prediction"), "(b) same answer on an item (%)")
     fig.colorbar(im, ax=axes[1], shrink=0.8).ax.tick_params(labelsize=FONT)
-    fig.suptitle(f"{report.benchmark}: {report.model}, n = {report.n_common} items", fontsize=FONT + 1)
-    fig.tight_layout()
+    fig.suptitle(f"{report.name}: one model, {n} protocols, the same {report.n_common} items", fontsize=FONT + 1)
     return fig

@@ -7,6 +7,7 @@ import random
 import numpy as np
 import pytest
 
+from mmbench_lib.analysis import reader
 from mmbench_lib.core.items import Item
 from mmbench_lib.core.rows import failed_row, ok_row
 from mmbench_lib.core.store import RunStore
@@ -197,3 +198,16 @@ def test_a_finished_matching_run_in_outputs_is_reused(demo, outputs):
     fresh = pr.seed_report("seed", data, outputs / "fresh", model="random", protocols=["content-sum"], limit=4,
                            scorer="reference", reuse=False)
     assert not fresh.sources["reused"].any()
+
+
+def test_a_run_with_the_default_filter_spelled_out_is_reused(demo, outputs):
+    data = {k: v for k, v in runs.demo_args("seed", demo).items() if k != "dimensions"}
+    first = outputs / "earlier" / "seed__random"
+    runs.evaluate(runs.RunConfig("seed", first, data={**data, "dimensions": "all"}, model="random", recipe="seed1-ppl",
+                                 limit=4, progress=False))
+    ids = list(reader.samples_df(first)["id"])
+    implicit = runs.RunConfig("seed", outputs / "new", data=data, model="random", recipe="seed1-ppl", limit=4)
+    assert pr.find_ranking_run(implicit, ids) == first  # "all" is the loader's default: the same selection
+    narrower = runs.RunConfig("seed", outputs / "new", data={**data, "dimensions": [1]}, model="random",
+                              recipe="seed1-ppl", limit=4)
+    assert pr.find_ranking_run(narrower, ids[:1]) is None  # another filter: not the same run
