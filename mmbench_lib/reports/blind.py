@@ -38,6 +38,7 @@ import pandas as pd
 
 from mmbench_lib.analysis import subsets
 from mmbench_lib.analysis.chance import chance_test, holm, row_chance, wilson
+from mmbench_lib.analysis.plots import display_name, model_name
 from mmbench_lib.analysis.reader import load_run, samples_df
 from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.store import write_json_atomic
@@ -48,7 +49,6 @@ from mmbench_lib.pipeline.generation import label_for
 from mmbench_lib.pipeline.runs import evaluate
 
 AUDIT_FILE = "blind_audit.json"
-BENCHMARK_NAMES = {"seed": "SEED-Bench", "seed2": "SEED-Bench-2", "mmmu": "MMMU", "cmmmu": "CMMMU"}
 ALL = "All"
 
 
@@ -234,7 +234,7 @@ def figure(a: BlindAudit, title: str = ""):
         sig = (g["p_holm"].astype(float) < 0.05).to_numpy()
         ax.scatter(acc[sig], ys[sig], color=colors[i % 10], s=28, zorder=3)
         ax.scatter(acc[~sig], ys[~sig], facecolor="white", edgecolor=colors[i % 10], s=28, zorder=3)
-        ax.scatter([], [], color=colors[i % 10], s=28, label=f"{label} (filled: above chance, Holm p < 0.05)")
+        ax.scatter([], [], color=colors[i % 10], s=28, label=f"{model_name(label)} (filled: above chance, Holm p < 0.05)")
     s = a.solvable.reset_index(drop=True)
     share = 100 * s["share"].astype(float)
     bx.barh(range(len(s)), share, height=0.55, color="#8c6bb1", label="solved by every blind model", zorder=2)
@@ -255,6 +255,6 @@ def figure(a: BlindAudit, title: str = ""):
     ax.set_ylim(k - 0.4, -0.6)
     handles = [h for axis in (ax, bx) for h in axis.get_legend_handles_labels()[0]]
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
-    name = BENCHMARK_NAMES.get(a.benchmark, a.benchmark) + (f" {a.split}" if a.split else "")
-    fig.suptitle(title or f"Blind-solvability of {name}: {', '.join(labels)} without the images", fontsize=10)
+    name = display_name(a.benchmark) + (f" {a.split}" if a.split else "")
+    fig.suptitle(title or f"Blind-solvability of {name}: {', '.join(model_name(x) for x in labels)} without the images", fontsize=10)
     return fig

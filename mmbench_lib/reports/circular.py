@@ -43,6 +43,7 @@ import pandas as pd
 from scipy import stats
 
 from mmbench_lib.analysis.chance import row_chance, wilson
+from mmbench_lib.analysis.plots import display_name, model_name
 from mmbench_lib.analysis.reader import load_run, samples_df
 from mmbench_lib.core.items import LETTERS
 from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
@@ -55,7 +56,6 @@ from mmbench_lib.tasks.options import movable, to_original
 
 REPORT_FILE = "circular.json"
 ALL = "All"
-BENCHMARK_NAMES = {"seed": "SEED-Bench", "seed2": "SEED-Bench-2", "mmmu": "MMMU", "cmmmu": "CMMMU"}
 
 
 def max_options(config: RunConfig) -> int:
@@ -344,7 +344,7 @@ def figure(r: CircularReport, title: str = ""):
         axis.set_axisbelow(True)
     handles = [h for axis in (ax, bx) for h in axis.get_legend_handles_labels()[0]]
     fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8, frameon=False)
-    name = BENCHMARK_NAMES.get(r.benchmark, r.benchmark)
+    name = display_name(r.benchmark)
     what = "all cyclic rotations" if r.mode == "rotations" else f"{len(r.orders)} option orders"
-    fig.suptitle(title or f"CircularEval on {name}: {r.model} ({r.recipe}), {what}", fontsize=10)
+    fig.suptitle(title or f"CircularEval on {name}: {model_name(r.model)} ({r.recipe}), {what}", fontsize=10)
     return fig

@@ -39,6 +39,7 @@ import pandas as pd
 
 from mmbench_lib import tasks
 from mmbench_lib.analysis import reader
+from mmbench_lib.analysis.plots import display_name, model_name
 from mmbench_lib.core import manifest as manifest_mod
 from mmbench_lib.core.metrics import ci_fractions, entry
 from mmbench_lib.core.requests import ChoiceScore
@@ -615,7 +616,7 @@ def accuracy_figure(report: ProtocolReport, ax=None, title: str | None = None):
     ax.set_xlim(0, 100)
     ax.set_xlabel(f"accuracy (%), 95% CI, n = {report.n_common} items", fontsize=FONT)
     ax.tick_params(axis="x", labelsize=FONT)
-    ax.set_title(title or f"{report.benchmark}: {report.model} under {len(acc)} protocols", fontsize=FONT + 1)
+    ax.set_title(title or f"{display_name(report.benchmark)}: {model_name(report.model)} under {len(acc)} protocols", fontsize=FONT + 1)
     if own:
         fig.tight_layout()
         return fig
@@ -643,7 +644,7 @@ def agreement_figure(report: ProtocolReport):
     _matrix(axes[0], agreement_matrix(report.long, "prediction"), "same answer (%)")
     im = _matrix(axes[1], agreement_matrix(report.long, "correct"), "same correctness (%)", labels=False)
     fig.colorbar(im, ax=axes, shrink=0.8).ax.tick_params(labelsize=FONT)
-    fig.suptitle(f"{report.benchmark}, {report.model}: item-level agreement between protocols "
+    fig.suptitle(f"{display_name(report.benchmark)}, {model_name(report.model)}: item-level agreement between protocols "
                  f"(n = {report.n_common} items)", fontsize=FONT + 1)
     return fig
 
@@ -672,7 +673,7 @@ def delta_heatmap(report: ProtocolReport, max_groups: int = 40):
     cb = fig.colorbar(im, ax=ax, shrink=0.8)
     cb.set_label("points", fontsize=FONT)
     cb.ax.tick_params(labelsize=FONT)
-    ax.set_title(f"{report.benchmark}: accuracy minus '{ref}' (points);\nrow label: n items, '{ref}' accuracy",
+    ax.set_title(f"{display_name(report.benchmark)}: accuracy minus '{ref}' (points);\nrow label: n items, '{ref}' accuracy",
                  fontsize=FONT + 1)
     fig.tight_layout()
     return fig
@@ -695,7 +696,7 @@ def seed_figure(report: ProtocolReport, ax=None):
     ax.set_xlabel(f"accuracy (%) over {s['seeds']} fallback seeds; n = {s['n']} items", fontsize=FONT)
     ax.set_ylabel("% of seeds", fontsize=FONT)
     ax.tick_params(labelsize=FONT)
-    ax.set_title(f"{report.benchmark}: {s['decided_by_chance']} of {s['n']} items decided by the fallback; "
+    ax.set_title(f"{display_name(report.benchmark)}: {s['decided_by_chance']} of {s['n']} items decided by the fallback; "
                  f"mean {100 * s['mean']:.1f} ± {100 * s['std']:.1f} (sd), range {100 * s['range']:.1f} pts",
                  fontsize=FONT)
     if own:
@@ -711,6 +712,6 @@ def summary_figure(report: ProtocolReport):
     accuracy_figure(report, ax=axes[0], title="accuracy per protocol")
     im = _matrix(axes[1], agreement_matrix(report.long, "prediction"), "same answer on an item (%)")
     fig.colorbar(im, ax=axes[1], shrink=0.8).ax.tick_params(labelsize=FONT)
-    fig.suptitle(f"{report.benchmark}: {report.model}, n = {report.n_common} items", fontsize=FONT + 1)
+    fig.suptitle(f"{display_name(report.benchmark)}: {model_name(report.model)}, n = {report.n_common} items", fontsize=FONT + 1)
     fig.tight_layout()
     return fig
