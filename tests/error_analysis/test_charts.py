@@ -30,3 +30,12 @@ def test_categories_tell_na_from_zero():
     assert not ax.get_legend().get_window_extent(r).overlaps(ax.xaxis.label.get_window_extent(r))
     assert smallest_font(fig) >= MIN_FONT
     plt.close(fig)
+
+
+def test_live_distribution_says_na_for_a_category_the_papers_lack():
+    from mmbench_lib.error_analysis import browser
+
+    tags = pd.DataFrame({"category": ["other", ""], "auto_category": ["", "answer extraction error"]})
+    html = browser.distribution_html(tags)
+    row = html.split("data-category='other'")[1].split("</tr>")[0]
+    assert "MMMU Fig. 6 n/a" in row and "nan" not in html
