@@ -204,7 +204,7 @@ def _dimension_labels(df: pd.DataFrame) -> list[str]:
     out = []
     for d_id, dim, n in zip(df["dimension_id"], df["dimension"], df["n"]):
         num = f"{int(d_id)}. " if d_id is not None and not pd.isna(d_id) and dim != ALL else ""
-        out.append(f"{num}{dim} (n={int(n)})")
+        out.append(f"{num}{str(dim).replace('_', ' ')} (n={int(n)})")  # MMMU subject keys: words
     return out
 
 

@@ -304,7 +304,7 @@ def figure(r: CircularReport, title: str = ""):
     labels = []
     for d_id, dim, e in zip(d["dimension_id"], d["dimension"], d["plain"]):
         num = f"{int(d_id)}. " if d_id is not None and not pd.isna(d_id) and dim != ALL and r.benchmark in ("seed", "seed2") else ""
-        labels.append(f"{num}{dim} (n={e['n']})")
+        labels.append(f"{num}{str(dim).replace('_', ' ')} (n={e['n']})")  # Computer_Science: a key
     ax.set_yticks(range(k), labels)
     ax.set_ylim(k - 0.4, -0.6)
     ax.axhline(k - 1.5, color="0.6", lw=0.8)

@@ -38,8 +38,8 @@ def test_blind_figure_names():
 
 
 def test_circular_figure_names():
-    per_dim = pd.DataFrame([{"dimension_id": None, "dimension": circular.ALL, "plain": _iv(0.5, 4),
-                             "circular": _iv(0.25, 4), "chance": 0.25, "chance_circular": 0.25 ** 4}])
+    per_dim = pd.DataFrame([{"dimension_id": None, "dimension": dim, "plain": _iv(0.5, 4), "circular": _iv(0.25, 4),
+                             "chance": 0.25, "chance_circular": 0.25 ** 4} for dim in ("Computer_Science", circular.ALL)])
     letters = pd.DataFrame([{"letter": x, "gold": 4, "predicted": 4, "accuracy_when_gold": 0.5, "wilson_low": 0.2,
                              "wilson_high": 0.8} for x in "ABCD"])
     r = SimpleNamespace(per_dimension=per_dim, letters=letters, position_bias={"p_value": 0.5}, mode="rotations",
@@ -47,6 +47,7 @@ def test_circular_figure_names():
     fig = circular.figure(r)
     assert fig._suptitle.get_text() == "CircularEval on MMMU: SmolLM2-135M-Instruct (mmmu-gen), all cyclic rotations"
     assert "smollm2" not in _texts(fig)
+    assert fig.axes[0].get_yticklabels()[0].get_text() == "Computer Science (n=4)"  # the subject, not its key
     assert smallest_font(fig) >= MIN_FONT
     plt.close(fig)
 
