@@ -20,7 +20,8 @@ import pandas as pd
 #: benchmark key -> the name figures and tables show
 BENCHMARK_NAMES = {"seed": "SEED-Bench", "seed1": "SEED-Bench", "seed2": "SEED-Bench-2", "mmmu": "MMMU", "cmmmu": "CMMMU"}
 #: model spec -> the name figures show (other specs are shown as given)
-MODEL_NAMES = {"smollm2": "SmolLM2-135M-Instruct", "random": "Random Choice", "frequent": "Frequent Choice"}
+MODEL_NAMES = {"smollm2": "SmolLM2-135M-Instruct", "random": "Random Choice", "frequent": "Frequent Choice",
+               "tiny-llava": "tiny random-weight LLaVA"}
 #: smallest font size (points) any figure uses; figures are saved at their drawn size
 MIN_FONT = 8
 DPI = 120

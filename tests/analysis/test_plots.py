@@ -72,6 +72,8 @@ def test_display_names():
                                                                                    "CMMMU"]
     assert plots.run_label({"model": "random", "recipe": "seed1-ppl", "reduction": "sum"}) == "Random Choice (seed1-ppl, sum)"
     assert plots.run_label({"baseline": "frequent", "model": "smollm2"}) == "Frequent Choice"
+    assert plots.run_label({"model": "tiny-llava", "recipe": "llava-chat", "reduction": "mean"}) == \
+        "tiny random-weight LLaVA (llava-chat, mean)"
 
 
 def test_generation_runs_keyed_by_their_labels_are_shown_by_display_names():
