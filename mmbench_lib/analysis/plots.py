@@ -20,7 +20,8 @@ import pandas as pd
 #: benchmark key -> the name figures and tables show
 BENCHMARK_NAMES = {"seed": "SEED-Bench", "seed1": "SEED-Bench", "seed2": "SEED-Bench-2", "mmmu": "MMMU", "cmmmu": "CMMMU"}
 #: model spec -> the name figures show (other specs are shown as given)
-MODEL_NAMES = {"smollm2": "SmolLM2-135M-Instruct", "random": "Random Choice", "frequent": "Frequent Choice"}
+MODEL_NAMES = {"smollm2": "SmolLM2-135M-Instruct", "random": "Random Choice", "frequent": "Frequent Choice",
+               "tiny-llava": "tiny random-weight LLaVA"}
 #: smallest font size (points) any figure uses; figures are saved at their drawn size
 MIN_FONT = 8
 DPI = 120
@@ -48,7 +49,11 @@ def run_label(metrics: dict) -> str:
     """``model (recipe, reduction)`` for a ranking run, ``model`` / the baseline's name for generation."""
     if "baseline" in metrics:
         base = metrics.get("baseline")
-        return model_name(base if base in ("random", "frequent") else metrics.get("label") or metrics.get("model") or "run")
+        if base in ("random", "frequent"):
+            return model_name(base)
+        if base == "ocr":  # the text-only model reading the OCR of the images (MMMU / CMMMU Section 4.1)
+            return f"{model_name(metrics.get('model') or 'run')} + OCR"
+        return model_name(metrics.get("label") or metrics.get("model") or "run")
     model = model_name(metrics.get("model") or "run")
     how = ", ".join(str(x) for x in (metrics.get("recipe"), metrics.get("reduction")) if x)
     return f"{model} ({how})" if how else model
@@ -184,7 +189,9 @@ def group_bars(runs, key: str = "per_discipline", title: str = "", run_labels: l
         runs = {label: {key: {str(g): {"n": int(n[g]) if pd.notna(n[g]) else 0, "accuracy": None if pd.isna(v) else v / 100}
                               for g, v in runs[label].items()}} for label in run_labels or []}
     names = list(dict.fromkeys(k for m in runs.values() for k in (m.get(key) or {})))
-    series = {label: [(m.get(key) or {}).get(k) for k in names] for label, m in runs.items()}
+    # a run keyed by its own label ("random", "smollm2+ocr") is shown by its display name
+    series = {(run_label(m) if label == m.get("label") else label): [(m.get(key) or {}).get(k) for k in names]
+              for label, m in runs.items()}
     return accuracy_bars([wrap(k, 30) for k in names], series, title=title)
 
 

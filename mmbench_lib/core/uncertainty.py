@@ -84,6 +84,7 @@ def wilson_interval(k: float, n: float, confidence: float = 0.95) -> tuple[float
     Used for shares of annotated errors, where only counts (or printed shares of a known n) exist."""
     if not n:
         return float("nan"), float("nan")
+    from scipy import stats  # where used (see accuracy_ci)
     z = float(stats.norm.ppf(0.5 + confidence / 2))
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)

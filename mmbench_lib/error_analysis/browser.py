@@ -482,7 +482,8 @@ def distribution_html(tags) -> str:
     for _, r in table.iterrows():
         c = r["category"]
         k = int(ours.set_index("category").at[c, "n"])
-        pubs = " · ".join(f"{name.split(' (')[0]} {r[name]:.0f}%" for name in errors.PUBLISHED)
+        pubs = " · ".join(f"{name.split(' (')[0]} " + ("n/a" if r[name] != r[name] else f"{r[name]:.0f}%")
+                          for name in errors.PUBLISHED)  # n/a: the paper has no such category
         rows.append(
             f"<tr data-category='{html.escape(c)}'><td>{html.escape(c)}</td>"
             f"<td style='width:220px'><div style='background:#c0392b;height:10px;width:{r['this sample'] * 2:.0f}px'></div></td>"

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from mmbench_lib.analysis.plots import MIN_FONT, RUN_COLORS, wrap
+from mmbench_lib.analysis.plots import MIN_FONT, NA_COLOR, RUN_COLORS, wrap
 from mmbench_lib.core.uncertainty import wilson_interval
 
 OURS_COLOR = "#c0392b"
@@ -47,18 +47,25 @@ def _categories(ax, comparison, ns: dict):
         vals = comparison[s].astype(float).to_numpy()
         n = ns.get(s)
         label = f"{s}, n = {n}" if n and f"{n}" not in s else s
-        ax.barh(ys, vals, height=h * 0.9, color=color, label=wrap(label, 60))
-        if n:
-            iv = np.array([wilson_interval(v / 100 * n, n) for v in vals]) * 100
-            ax.errorbar(vals, ys, xerr=[np.maximum(vals - iv[:, 0], 0), np.maximum(iv[:, 1] - vals, 0)], fmt="none", ecolor="#333333",
-                        elinewidth=0.7, capsize=1.5)
+        na = np.isnan(vals)
+        ax.barh(ys[~na], vals[~na], height=h * 0.9, color=color, label=wrap(label, 60))
+        for y in ys[na]:  # the source has no such category: n/a, not a bar of 0
+            ax.text(0.8, y, "n/a", va="center", fontsize=MIN_FONT, color=NA_COLOR, style="italic")
+        zero = ~na & (vals == 0)
+        if zero.any():  # 0%: a mark at zero (an empty unclipped line would stretch the layout to the origin)
+            ax.plot(np.zeros(zero.sum()), ys[zero], "D", ms=3.5, color=color, clip_on=False, zorder=3)
+        if n and (~na).any():
+            iv = np.array([wilson_interval(v / 100 * n, n) for v in vals[~na]]) * 100
+            ax.errorbar(vals[~na], ys[~na], xerr=[np.maximum(vals[~na] - iv[:, 0], 0), np.maximum(iv[:, 1] - vals[~na], 0)],
+                        fmt="none", ecolor="#333333", elinewidth=0.7, capsize=1.5)
     ax.set_yticks(range(len(comparison)), comparison["category"], fontsize=9)
     ax.set_ylim(len(comparison) - 0.5, -0.5)
     ax.set_xlim(0, 100)
     ax.tick_params(axis="x", labelsize=9)
-    ax.set_xlabel("share of analysed errors (%); lines: 95% Wilson interval", fontsize=9)
+    ax.set_xlabel("share of analysed errors (%); lines: 95% Wilson interval;\n"
+                  "diamond at 0 = 0%; n/a = the source has no such category", fontsize=9)
     ax.set_title("error categories", fontsize=10)
-    ax.legend(fontsize=MIN_FONT, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
+    ax.legend(fontsize=MIN_FONT, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
 
 
 def _breakdown(ax, by: str, df):

@@ -407,7 +407,7 @@ def compare_published(ours=None, label: str = "this run"):
     for name, key in PUBLISHED.items():
         pub = published.load(key)
         mapped = {_PUBLISHED_NAMES[str(c).strip().lower()]: float(p) for c, p in zip(pub["category"], pub["percent"])}
-        table[name] = [mapped.get(c, 0.0) for c in CATEGORIES]
+        table[name] = [mapped.get(c, float("nan")) for c in CATEGORIES]  # a category the paper lacks: n/a, not 0
         ns[name] = published.ERROR_SAMPLE_SIZES.get(key)
     table.attrs["n"] = ns  # errors per source, for the intervals of the figure
     return table

@@ -72,3 +72,19 @@ def test_display_names():
                                                                                    "CMMMU"]
     assert plots.run_label({"model": "random", "recipe": "seed1-ppl", "reduction": "sum"}) == "Random Choice (seed1-ppl, sum)"
     assert plots.run_label({"baseline": "frequent", "model": "smollm2"}) == "Frequent Choice"
+    assert plots.run_label({"model": "tiny-llava", "recipe": "llava-chat", "reduction": "mean"}) == \
+        "tiny random-weight LLaVA (llava-chat, mean)"
+
+
+def test_generation_runs_keyed_by_their_labels_are_shown_by_display_names():
+    assert plots.run_label({"baseline": "ocr", "label": "smollm2+ocr", "model": "smollm2"}) == \
+        "SmolLM2-135M-Instruct + OCR"
+    assert plots.run_label({"baseline": "none", "label": "smollm2", "model": "smollm2"}) == "SmolLM2-135M-Instruct"
+    entry = {"n": 3, "accuracy": 1 / 3, "ci_low": 0.0, "ci_high": 1.0, "failed": 0, "n/a": 0}
+    runs = {k: {"baseline": b, "label": k, "model": m, "per_discipline": {"Science": entry}}
+            for k, b, m in (("random", "random", "RandomAnswer"), ("smollm2+ocr", "ocr", "smollm2"))}
+    runs["my run"] = {"label": "x", "per_discipline": {"Science": entry}}  # a label the caller chose is kept
+    fig = plots.group_bars(runs, "per_discipline", title="MMMU validation: accuracy by discipline")
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["Random Choice", "SmolLM2-135M-Instruct + OCR",
+                                                                  "my run"]
+    plt.close(fig)

@@ -106,3 +106,35 @@ def test_error_distributions_carry_n_and_intervals(name):
     assert fig.axes[0].collections  # the interval lines
     assert smallest_font(fig) >= MIN_FONT
     plt.close(fig)
+
+
+def test_paired_differences_labels_keep_each_run_on_its_line():
+    table = pd.DataFrame([{"benchmark": "seed2", "run_a": "SmolLM2-135M-Instruct [seed1-ppl, sum, demo data] (ours)",
+                           "run_b": "Random Choice [seed1-ppl, sum, demo data] (ours)", "n": 48, "difference": -4.2,
+                           "ci_low": -20.8, "ci_high": 12.5, "mcnemar_exact_p": 0.80}])
+    fig = figures.paired_differences(table)
+    label = fig.axes[0].get_yticklabels()[0].get_text()
+    assert label.split("\n") == ["SEED-Bench-2: Random Choice [seed1-ppl, sum, demo data]",
+                                 "minus SmolLM2-135M-Instruct [seed1-ppl, sum, demo data]"]  # no dangling "data]"
+    assert "seed2" not in label  # the display name, not the key
+    assert smallest_font(fig) >= MIN_FONT
+    plt.close(fig)
+
+
+def test_image_type_heatmap_has_its_value_scale():
+    table = paper.mmmu_image_type_table()
+    fig = paper.mmmu_image_types(table)
+    pub_ax = fig.axes[0]
+    bars = [a for a in fig.axes if hasattr(a, "_colorbar")]
+    assert len(bars) == 1  # a heat-map of values says which colour is which value
+    cbar = bars[0]._colorbar
+    assert "accuracy (%)" in cbar.ax.get_ylabel() and "n/a" in cbar.ax.get_ylabel()
+    assert cbar.norm.vmin == 0 and cbar.norm.vmax == 100
+    cols = [c for c in table.columns if c not in ("image_type", "n_samples")]
+    vals = table[cols].astype(float).to_numpy()
+    rgba = pub_ax.images[0].get_array()
+    for i, j in [(1, 0), (6, 5), (len(table) - 1, len(cols) - 1)]:  # the colour of a cell is the bar's at its value
+        assert np.allclose(rgba[i, j], cbar.cmap(cbar.norm(vals[i, j])), atol=0.02)
+    assert not cbar.ax.get_window_extent().overlaps(pub_ax.get_window_extent())
+    assert smallest_font(fig) >= MIN_FONT
+    plt.close(fig)
