@@ -29,7 +29,7 @@ Encoder-decoder BLIP-2 / InstructBLIP (T5) live in ``mmbench_lib.models.encdec``
 """
 from __future__ import annotations
 
-from mmbench_lib.core.requests import IMAGE
+from mmbench_lib.core.requests import IMAGE, Video
 from mmbench_lib.models.batching import stop_ids
 from mmbench_lib.models.hf import ImageTextToText
 
@@ -61,38 +61,41 @@ class FamilyImageTextToText(ImageTextToText):
     def _plain_text(self, content, n_images) -> str:
         token = self.image_text if self.image_text is not None else self.processor.image_token
         sep = "\n" if n_images == 1 and self.image_text is None else ""
-        return "".join(c["text"] if c["type"] == "text" else token + sep for c in content)
+        return "".join(c["text"] if c["type"] == "text" else self._video_text() if c["type"] == "video" else token + sep
+                       for c in content)
 
-    def _family_text(self, prompt, images, chat) -> str:
+    def _family_text(self, prompt, images, chat, video=None) -> str:
         self._check_images(images)
         if not self.interleave:
             prompt = prompt.replace(IMAGE, "")
-        content = self._segments(prompt, images)
+        content = self._segments(prompt, images, video)
         if chat and getattr(self.processor, "chat_template", None):
             return self.processor.apply_chat_template(
                 [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
             )
         return self._plain_text(content, len(images))
 
-    def prefix_inputs(self, prompt, images, chat, generation=False):
+    def prefix_inputs(self, prompt, images, chat, generation=False, video=None):
         images = list(images)
-        return self._encode(self._family_text(prompt, images, chat), images)
+        return self._encode(self._family_text(prompt, images, chat, video), images, video)
 
     def render(self, r):
-        images = list(r.images)
-        return self._family_text(r.prompt, images, r.chat), images, None
+        images, video = list(r.images), self.video_kw(r).get("video")
+        media = ([video] if video is not None else []) + images
+        return self._family_text(r.prompt, images, r.chat, video), media, ("video" if video is not None else None)
 
-    def _encode(self, text, images) -> dict:
-        return self._process(text=text, images=images or None, n_images=len(images))
+    def _encode(self, text, images, video=None) -> dict:
+        return self._process(text=text, images=images or None, n_images=len(images), **self._videos([video]))
 
     def encode_batch(self, texts, images, key=None):
         """One processor call for the batch: left padding, each row's images (nested per row where the
-        processor wants that)."""
-        batch_images = [list(row) for row in images] if self.nested_images else [im for row in images for im in row]
-        if not any(images):
+        processor wants that), each row's clip as one video."""
+        stills = [[m for m in row if not isinstance(m, Video)] for row in images]
+        batch_images = [list(row) for row in stills] if self.nested_images else [im for row in stills for im in row]
+        if not any(stills):
             batch_images = None
-        return self._process(text=texts, images=batch_images, n_images=sum(len(row) for row in images),
-                             padding=True, padding_side="left")
+        return self._process(text=texts, images=batch_images, n_images=sum(len(row) for row in stills),
+                             padding=True, padding_side="left", **self._videos(self._split_media(images)[1]))
 
     def _process(self, n_images, **kw) -> dict:
         try:
@@ -119,6 +122,10 @@ class Qwen2VL(FamilyImageTextToText):
 
     family = "qwen2-vl"
     image_text = "<|vision_start|><|image_pad|><|vision_end|>"
+    native_video = True  # ``<|video_pad|>`` + ``video_grid_thw``: the clip's frames in temporal patches of 2
+
+    def _video_text(self) -> str:
+        return "<|vision_start|><|video_pad|><|vision_end|>"
 
     def drop_rows(self, index) -> None:
         """Batched generation: keep the M-RoPE ``rope_deltas`` (one per row, from the prefill) of the rows left."""
@@ -135,7 +142,7 @@ class PaliGemma(FamilyImageTextToText):
     interleave = False
     drop_inputs = ("labels",)  # the processor returns all -100 labels for the prefix
 
-    def _family_text(self, prompt, images, chat) -> str:
+    def _family_text(self, prompt, images, chat, video=None) -> str:
         self._check_images(images)
         return self.processor.image_token * len(images) + prompt.replace(IMAGE, "")  # the processor adds BOS and "\n"
 
@@ -157,9 +164,13 @@ class Blip2Decoder(FamilyImageTextToText):
     def stops(self) -> set[int]:
         return stop_ids(self.model.language_model, self.tokenizer)  # its generate runs the LM's own generate
 
-    def _family_text(self, prompt, images, chat) -> str:
+    def _family_text(self, prompt, images, chat, video=None) -> str:
         self._check_images(images)
         return prompt.replace(IMAGE, "")
+
+
+#: generic-path families whose processor takes a clip through ``videos=`` and a ``<video>`` token
+NATIVE_VIDEO_TYPES = frozenset({"llava_onevision"})
 
 
 def family_of(model) -> str:
@@ -178,6 +189,7 @@ def make_image_text_adapter(model, processor, name, **kw):
         return Blip2Decoder(model, processor, name, **kw)
     adapter = FamilyImageTextToText(model, processor, name, **kw)
     adapter.family = mt or "generic"
+    adapter.native_video = mt in NATIVE_VIDEO_TYPES
     return adapter
 
 

@@ -76,16 +76,17 @@ def llava_processor(tok, image_size: int, patch_size: int):
 # Chat templates in the style of each family's real one, written for content lists (images and
 # text in their given order), as the hub processors ship them.
 
-#: LLaVA-OneVision and Qwen2-VL use ChatML; the image placeholder differs
+#: LLaVA-OneVision and Qwen2-VL use ChatML; the image and video placeholders differ
 _CHATML = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
     "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
-    "{% for c in message['content'] %}{% if c['type'] == 'image' %}IMAGE_PLACEHOLDER{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
+    "{% for c in message['content'] %}{% if c['type'] == 'image' %}IMAGE_PLACEHOLDER{% elif c['type'] == 'video' %}VIDEO_PLACEHOLDER{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
     "{% endif %}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
-ONEVISION_CHAT_TEMPLATE = _CHATML.replace("IMAGE_PLACEHOLDER", "<image>\n")
-QWEN2_VL_CHAT_TEMPLATE = _CHATML.replace("IMAGE_PLACEHOLDER", "<|vision_start|><|image_pad|><|vision_end|>")
+ONEVISION_CHAT_TEMPLATE = _CHATML.replace("IMAGE_PLACEHOLDER", "<image>\n").replace("VIDEO_PLACEHOLDER", "<video>\n")
+QWEN2_VL_CHAT_TEMPLATE = _CHATML.replace("IMAGE_PLACEHOLDER", "<|vision_start|><|image_pad|><|vision_end|>").replace(
+    "VIDEO_PLACEHOLDER", "<|vision_start|><|video_pad|><|vision_end|>")
 #: Idefics3 / SmolVLM: "User:<image>question<end_of_utterance>\nAssistant:"
 IDEFICS3_CHAT_TEMPLATE = (
     "<|im_start|>{% for message in messages %}{{ message['role'] | capitalize }}:"
@@ -172,7 +173,8 @@ def tiny_llava_onevision(image_size: int = 32, patch_size: int = 8, hidden: int 
         size={"height": image_size, "width": image_size}, image_grid_pinpoints=pinpoints,
     )
     processor = LlavaOnevisionProcessor(
-        image_processor=image_processor, tokenizer=tok, video_processor=LlavaOnevisionVideoProcessor(),
+        image_processor=image_processor, tokenizer=tok,
+        video_processor=LlavaOnevisionVideoProcessor(size={"height": image_size, "width": image_size}),
         num_image_tokens=(image_size // patch_size) ** 2,
         vision_feature_select_strategy="full", chat_template=ONEVISION_CHAT_TEMPLATE, vision_aspect_ratio="anyres_max_9",
     )
@@ -222,7 +224,10 @@ def tiny_qwen2_vl(patch_size: int = 4, hidden: int = 64, layers: int = 2, seed: 
         patch_size=patch_size, merge_size=2, temporal_patch_size=2, min_pixels=px // 4, max_pixels=px,
         size={"shortest_edge": px // 4, "longest_edge": px},
     )
-    video_processor = Qwen2VLVideoProcessor(patch_size=patch_size, merge_size=2, temporal_patch_size=2)
+    video_processor = Qwen2VLVideoProcessor(  # frames resized like images: at most 32x32, 16 tokens per 2 frames
+        patch_size=patch_size, merge_size=2, temporal_patch_size=2, min_pixels=px // 4, max_pixels=px,
+        size={"shortest_edge": px // 4, "longest_edge": px}, cap_pixels_per_frame=True,
+    )
     processor = Processor(
         image_processor=image_processor, tokenizer=tok, video_processor=video_processor,
         chat_template=QWEN2_VL_CHAT_TEMPLATE,
