@@ -46,6 +46,11 @@ class FamilyImageTextToText(ImageTextToText):
     engine_unsupported: str | None = None
     nested_images = False  # the processor takes a batch's images as one list per text
 
+    @property
+    def native_video(self) -> bool:
+        """Generic-path families with a native video path (``NATIVE_VIDEO_TYPES``); Qwen2-VL sets its own."""
+        return family_of(self.model) in NATIVE_VIDEO_TYPES
+
     def __init__(self, model, processor, name, scorer="reference", **kw):
         self.requested_scorer = scorer
         if self.engine_unsupported and scorer != "reference":
@@ -189,7 +194,6 @@ def make_image_text_adapter(model, processor, name, **kw):
         return Blip2Decoder(model, processor, name, **kw)
     adapter = FamilyImageTextToText(model, processor, name, **kw)
     adapter.family = mt or "generic"
-    adapter.native_video = mt in NATIVE_VIDEO_TYPES
     return adapter
 
 
