@@ -85,8 +85,17 @@ def load_media(item: Item) -> tuple[list[Image.Image], Video | None]:
         return images, None
     try:
         frames, indices = read_video_clip(item.video.path, item.video.rule, item.video.segment, item.video.num_frames)
+        fps = selected_frames(item.video.path, item.video.rule, item.video.segment, item.video.num_frames)[1]
     except Exception as e:
         raise MediaError(item.id, "video", f"cannot decode {item.video.path}: {e}") from None
     if not frames:
         raise MediaError(item.id, "video", f"no frame selected from {item.video.path}")
-    return images, Video(frames, indices)
+    return images, Video(frames, indices, clip_fps(indices, fps))
+
+
+def clip_fps(indices: list[int], fps: float) -> float | None:
+    """The sampled clip's frame rate: the source fps over the mean step between its frame indices."""
+    if not fps:
+        return None
+    span = indices[-1] - indices[0]
+    return fps * (len(indices) - 1) / span if len(indices) > 1 and span > 0 else fps

@@ -41,6 +41,7 @@ class Video:
 
     frames: list[Image.Image]
     indices: list[int] | None = None
+    fps: float | None = None  # frames per second of the clip as sampled (source fps / mean index step); None: unknown
 
 
 @dataclass

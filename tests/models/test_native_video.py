@@ -61,9 +61,12 @@ def test_native_family_gets_one_clip_of_the_official_frames(spec, seed1_video):
     for it, req in zip(seed1_video, _requests(seed1_video, a)):
         # the clip is the frames the official rule selects (spec §1.4 items 6-7), with their indices
         assert req.images == [] and isinstance(req.video, Video)
-        _, _, idx = selected_frames(it.video.path, it.video.rule, it.video.segment)
+        _, fps, idx = selected_frames(it.video.path, it.video.rule, it.video.segment)
         assert req.video.indices == idx and len(req.video.frames) == len(idx)
+        assert req.video.fps == pytest.approx(fps * (len(idx) - 1) / (idx[-1] - idx[0]))
         enc = a.prepare(req).inputs
+        if "second_per_grid_ts" in enc:  # Qwen2.5-VL: seconds per temporal patch of 2 frames, from the clip's rate
+            assert enc["second_per_grid_ts"].tolist() == pytest.approx([2 / req.video.fps])
         assert "pixel_values_videos" in enc and "pixel_values" not in enc  # videos=, not eight images
         ids = enc["input_ids"][0].tolist()
         assert ids.count(tok.convert_tokens_to_ids(IMAGE_TOKEN[spec])) == 0
