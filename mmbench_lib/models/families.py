@@ -175,7 +175,7 @@ class Blip2Decoder(FamilyImageTextToText):
 
 
 #: generic-path families whose processor takes a clip through ``videos=`` and a ``<video>`` token
-NATIVE_VIDEO_TYPES = frozenset({"llava_onevision"})
+NATIVE_VIDEO_TYPES = frozenset({"llava_onevision", "llava_next_video"})
 
 
 def family_of(model) -> str:

@@ -15,7 +15,8 @@ LLAVA_CHAT_TEMPLATE = (
     "{% for message in messages %}"
     "{% if message['role'] == 'user' %}USER: {% elif message['role'] == 'assistant' %}ASSISTANT: {% endif %}"
     "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
-    "{% for c in message['content'] %}{% if c['type'] == 'image' %}<image>\n{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
+    "{% for c in message['content'] %}{% if c['type'] == 'image' %}<image>\n{% elif c['type'] == 'video' %}<video>\n"
+    "{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
     "{% endif %}{% if message['role'] == 'user' %} {% endif %}{% endfor %}"
     "{% if add_generation_prompt %}ASSISTANT:{% endif %}"
 )
@@ -148,6 +149,34 @@ def tiny_llava_next(image_size: int = 32, patch_size: int = 8, hidden: int = 64,
         image_processor=image_processor, tokenizer=tok, patch_size=patch_size,
         vision_feature_select_strategy="default", chat_template=LLAVA_CHAT_TEMPLATE,
         image_token="<image>", num_additional_image_tokens=1,
+    )
+    return model, processor
+
+
+def tiny_llava_next_video(image_size: int = 32, patch_size: int = 8, hidden: int = 64, layers: int = 2, seed: int = 0):
+    """LlavaNextVideoForConditionalGeneration: LLaVA-NeXT plus ``<video>`` (frames 2x2-pooled); (model, processor)."""
+    from transformers import (
+        LlavaNextImageProcessor, LlavaNextVideoConfig, LlavaNextVideoForConditionalGeneration, LlavaNextVideoProcessor,
+        LlavaNextVideoVideoProcessor,
+    )
+
+    tok = tiny_tokenizer(("<image>", "<video>"))
+    pinpoints = [[image_size, image_size], [image_size, 2 * image_size], [2 * image_size, image_size]]
+    side = image_size // patch_size
+    config = LlavaNextVideoConfig(
+        vision_config=_clip_vision(hidden, layers, image_size, patch_size), text_config=_llama_text(tok, hidden, layers),
+        image_token_index=tok.convert_tokens_to_ids("<image>"), video_token_index=tok.convert_tokens_to_ids("<video>"),
+        image_grid_pinpoints=pinpoints, vision_feature_select_strategy="default", vision_feature_layer=-1,
+        image_seq_length=side ** 2, spatial_pool_stride=2, video_seq_length=(side // 2) ** 2,
+    )
+    torch.manual_seed(seed)
+    model = LlavaNextVideoForConditionalGeneration(config).eval()
+    size = {"shortest_edge": image_size}, {"height": image_size, "width": image_size}
+    processor = LlavaNextVideoProcessor(
+        image_processor=LlavaNextImageProcessor(size=size[0], crop_size=size[1], image_grid_pinpoints=pinpoints),
+        video_processor=LlavaNextVideoVideoProcessor(size=size[0], crop_size=size[1]),
+        tokenizer=tok, patch_size=patch_size, vision_feature_select_strategy="default",
+        chat_template=LLAVA_CHAT_TEMPLATE, num_additional_image_tokens=1,
     )
     return model, processor
 

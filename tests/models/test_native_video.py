@@ -22,10 +22,14 @@ from mmbench_lib.tasks.recipes import get_recipe, score_request
 from ..scores import assert_same_scores
 from .test_families import adapter
 
-NATIVE = ["tiny-qwen2-vl", "tiny-qwen2.5-vl", "tiny-llava-onevision"]
+NATIVE = ["tiny-qwen2-vl", "tiny-qwen2.5-vl", "tiny-llava-onevision", "tiny-llava-next-video"]
 #: the video placeholder token each native family's processor expands
-VIDEO_TOKEN = {"tiny-qwen2-vl": "<|video_pad|>", "tiny-qwen2.5-vl": "<|video_pad|>", "tiny-llava-onevision": "<video>"}
-IMAGE_TOKEN = {"tiny-qwen2-vl": "<|image_pad|>", "tiny-qwen2.5-vl": "<|image_pad|>", "tiny-llava-onevision": "<image>"}
+VIDEO_TOKEN = {"tiny-qwen2-vl": "<|video_pad|>", "tiny-qwen2.5-vl": "<|video_pad|>", "tiny-llava-onevision": "<video>",
+               "tiny-llava-next-video": "<video>"}
+IMAGE_TOKEN = {"tiny-qwen2-vl": "<|image_pad|>", "tiny-qwen2.5-vl": "<|image_pad|>", "tiny-llava-onevision": "<image>",
+               "tiny-llava-next-video": "<image>"}
+#: LLaVA-style video tokens: 32/8 = 4x4 patches per frame, 2x2-pooled to 4, plus OneVision's one newline token
+POOLED_PER_FRAME, NEWLINE = 4, {"tiny-llava-onevision": 1, "tiny-llava-next-video": 0}
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +78,8 @@ def test_native_family_gets_one_clip_of_the_official_frames(spec, seed1_video):
         if "video_grid_thw" in enc:  # Qwen: temporal patches of 2 frames, 2x2 spatial merge
             t, h, w = enc["video_grid_thw"][0].tolist()
             assert t == (len(idx) + 1) // 2 and n_video == t * h * w // 4
-        else:  # OneVision: 2x2-pooled patches per frame, one newline token
-            side = -(-int(a.processor.num_image_tokens ** 0.5) // 2)
-            assert n_video == len(idx) * side * side + 1
+        else:
+            assert n_video == len(idx) * POOLED_PER_FRAME + NEWLINE[spec]
     assert a.describe()["video_input"] == "native"
 
 
@@ -135,7 +138,7 @@ def test_frames_can_be_forced_on_a_native_family(seed1_video):
         a.set_video_input("native")
 
 
-@pytest.mark.parametrize("spec", ["tiny-qwen2-vl", "tiny-llava-onevision"])
+@pytest.mark.parametrize("spec", ["tiny-qwen2-vl", "tiny-llava-onevision", "tiny-llava-next-video"])
 def test_batched_generation_on_clips_matches_one_at_a_time(spec, seed1_video):
     from mmbench_lib.tasks.recipes import generate_request
 
