@@ -25,6 +25,11 @@ needs on top:
   forward recomputes the image features on every call (``pixel_values`` required) and returns
   the LM cache only inside ``language_model_outputs``, so the engine has no cache to reuse.
 
+Native video (``NATIVE_VIDEO_TYPES`` and ``Qwen2VL``): a request's ``Video`` (a SEED video item's officially
+sampled frames, SEED-Bench §3.4) goes to the processor as one clip (``videos=``) behind the family's video token,
+before the text; Qwen2-VL's temporal patches get M-RoPE temporal positions, which the engine reads back as
+``rope_deltas`` like images'. Every other family gets the frames as images (``ImageTextToText.video_input``).
+
 Encoder-decoder BLIP-2 / InstructBLIP (T5) live in ``mmbench_lib.models.encdec``.
 """
 from __future__ import annotations

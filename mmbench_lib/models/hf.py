@@ -5,6 +5,8 @@ chat template, the configured scorer (``mmbench_lib.scoring.reference``) does th
 ``generate`` batches requests (``mmbench_lib.models.batching``: left padding, the processor's own
 image batching, finished rows dropped between decode chunks) unless the family sets
 ``batch_unsupported`` (then one ``generate`` call per request, the reason in ``describe()``).
+A request's ``Video`` reaches a family with native video through ``videos=`` (``video_input``); the others
+never receive one (the pipeline sends their frames as images).
 """
 from __future__ import annotations
 
