@@ -273,15 +273,13 @@ class ImageTextToText(DecoderOnlyAdapter):
                        else token + ("\n" if len(images) == 1 else "") for c in content)
 
     def _videos(self, clips) -> dict:
-        """Processor keywords for clips: each one video of its frames, never re-sampled by the processor; with
-        the clips' frame rates when all are known (Qwen2.5-VL's temporal positions are in seconds)."""
+        """Processor keywords for clips: each one video of its frames, never re-sampled by the processor, with
+        its frame rate (Qwen2.5-VL's temporal positions are in seconds; unknown: the processor's default)."""
         clips = [c for c in clips if c is not None]
         if not clips:
             return {}
-        kw = {"videos": [list(c.frames) for c in clips], "do_sample_frames": False}
-        if all(c.fps for c in clips):
-            kw["video_metadata"] = [{"total_num_frames": len(c.frames), "fps": c.fps} for c in clips]
-        return kw
+        return {"videos": [list(c.frames) for c in clips], "do_sample_frames": False,
+                "video_metadata": [{"total_num_frames": len(c.frames), "fps": c.fps} for c in clips]}
 
     def prefix_inputs(self, prompt, images, chat, generation=False, video=None):
         text = self._text(prompt, images, chat, video)

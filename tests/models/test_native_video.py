@@ -92,7 +92,7 @@ def test_seed1_video_items_engine_matches_reference(spec, seed1_video):
     assert_same_scores(ref[:1], eng_a.score_choices(reqs[:1]), eng_a.model)  # and one alone
 
 
-@pytest.mark.parametrize("spec", ["tiny-qwen2-vl", "tiny-llava-onevision"])
+@pytest.mark.parametrize("spec", NATIVE)
 def test_seed2_video_dimensions_engine_matches_reference(spec, seed2_video):
     assert {it.dimension_id for it in seed2_video} == {19, 20, 21, 22}
     ref_a, eng_a = _native(spec), _native(spec, "shared-prefix")
@@ -138,7 +138,7 @@ def test_frames_can_be_forced_on_a_native_family(seed1_video):
         a.set_video_input("native")
 
 
-@pytest.mark.parametrize("spec", ["tiny-qwen2-vl", "tiny-llava-onevision", "tiny-llava-next-video"])
+@pytest.mark.parametrize("spec", NATIVE)
 def test_batched_generation_on_clips_matches_one_at_a_time(spec, seed1_video):
     from mmbench_lib.tasks.recipes import generate_request
 
