@@ -120,7 +120,7 @@ def check_params(notebook: str, params: dict, known: dict) -> None:
     Unknown names; types of the defaults (``known`` is papermill's ``inspect_notebook``; an int
     default takes ints, a float default numbers, ``limit`` also null); ranges and known values:
     ``batch_size``/``num_shards``/``max_new_tokens`` >= 1, ``limit`` >= 0, ``0 <= shard_index <
-    num_shards``, ``reduction``, ``scorer``, ``recipe``; existing files for ``PATH_PARAMS`` (and
+    num_shards``, ``reduction``, ``scorer``, ``recipe``, ``video_input``; existing files for ``PATH_PARAMS`` (and
     ``video_roots`` values) given non-empty. Raises one-line ``ParameterError``.
     """
     unknown = sorted(set(params) - set(known))
@@ -142,7 +142,8 @@ def check_params(notebook: str, params: dict, known: dict) -> None:
             raise bad(name, "must be >= 1")
     if params.get("limit") is not None and params.get("limit", 0) < 0:
         raise bad("limit", "must be >= 0 (0 or null: all items)")
-    choices = {"reduction": sorted(REDUCTIONS), "scorer": scorer_names(), "recipe": sorted(RECIPES)}
+    choices = {"reduction": sorted(REDUCTIONS), "scorer": scorer_names(), "recipe": sorted(RECIPES),
+               "video_input": ["frames", "native"]}
     for name, allowed in choices.items():
         if name in params and params[name] not in allowed:
             raise bad(name, f"must be one of {allowed}")

@@ -38,6 +38,7 @@ def assert_one_line_error(proc, outputs, *needles):
     ("reduction", "median", "must be one of ['mean', 'sum']"),
     ("scorer", "fast", "must be one of"),
     ("recipe", "no-such-recipe", "must be one of"),
+    ("video_input", "clip", "must be one of ['frames', 'native']"),
     ("num_shards", "0", "must be >= 1"),
     ("shard_index", "2", "shard_index (2) < num_shards (1)"),
     ("image_root", "/no/such/folder", "no such file or folder"),

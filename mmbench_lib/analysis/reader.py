@@ -33,9 +33,9 @@ GROUP_FIELDS = ("dimension_id", "dimension", "group", "level", "part", "question
 #: protocol-specific fields (``None`` where the protocol has none); ``scores``: ranking's per-choice log-likelihoods
 #: under both reductions; ``extracted``: a generated-letter run's letter by each extractor (pipeline.letters);
 #: ``option_order``: options shown in another order (``mmbench_lib.tasks.options``), shown position -> original
-#: option index
+#: option index; ``video_input``: how a video item reached the model (``native`` clip, ``frames`` as images, ``none``)
 EXTRA_FIELDS = ("response", "parsed_pred", "fallback", "mode", "truncated", "scores", "extracted", "num_choices",
-                "error", "option_order")
+                "error", "option_order", "video_input")
 COLUMNS = ("run", "run_id", "benchmark", "split", "id", *GROUP_FIELDS, "prediction", "answer", "correct", "status",
            "model", "protocol", "recipe", *EXTRA_FIELDS)
 #: the files of an unmerged sharded run, each shard in its own folder (``mmbench_lib.core.store.shard_dir``)

@@ -9,7 +9,8 @@ from pathlib import Path
 from PIL import Image
 
 from mmbench_lib.core.items import Item
-from mmbench_lib.core.video import read_video_frames, selected_frames
+from mmbench_lib.core.requests import Video
+from mmbench_lib.core.video import read_video_clip, selected_frames
 
 
 class MediaError(RuntimeError):
@@ -69,15 +70,32 @@ def check_media(item: Item, decode: bool = True) -> None:
 def load_visual_inputs(item: Item) -> list[Image.Image]:
     """The images a model sees for this item, in order: images, then frames (or decoded video).
     A video item that yields no frame is a ``MediaError``, never an item scored without them."""
+    images, video = load_media(item)
+    return images + (video.frames if video else [])
+
+
+def load_media(item: Item) -> tuple[list[Image.Image], Video | None]:
+    """The item's still images, and its clip (``None`` for an image item): pre-extracted frames, or
+    the frames the official rule selects from the video with their indices (``core.video``)."""
     check_media(item, decode=False)  # opening the images below decodes them
-    out = [open_image(p, item.id, "images") for p in item.images]
-    out += [open_image(p, item.id, "frames") for p in item.frames]
-    if item.video is not None and not item.frames:
-        try:
-            frames = read_video_frames(item.video.path, item.video.rule, item.video.segment, item.video.num_frames)
-        except Exception as e:
-            raise MediaError(item.id, "video", f"cannot decode {item.video.path}: {e}") from None
-        if not frames:
-            raise MediaError(item.id, "video", f"no frame selected from {item.video.path}")
-        out += frames
-    return out
+    images = [open_image(p, item.id, "images") for p in item.images]
+    if item.frames:
+        return images, Video([open_image(p, item.id, "frames") for p in item.frames])
+    if item.video is None:
+        return images, None
+    try:
+        frames, indices = read_video_clip(item.video.path, item.video.rule, item.video.segment, item.video.num_frames)
+        fps = selected_frames(item.video.path, item.video.rule, item.video.segment, item.video.num_frames)[1]
+    except Exception as e:
+        raise MediaError(item.id, "video", f"cannot decode {item.video.path}: {e}") from None
+    if not frames:
+        raise MediaError(item.id, "video", f"no frame selected from {item.video.path}")
+    return images, Video(frames, indices, clip_fps(indices, fps))
+
+
+def clip_fps(indices: list[int], fps: float) -> float | None:
+    """The sampled clip's frame rate: the source fps over the mean step between its frame indices."""
+    if not fps:
+        return None
+    span = indices[-1] - indices[0]
+    return fps * (len(indices) - 1) / span if len(indices) > 1 and span > 0 else fps

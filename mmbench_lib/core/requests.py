@@ -1,7 +1,9 @@
 """What every model adapter offers: score choices, generate text.
 
 Requests carry the prompt text with images marked by ``IMAGE`` where they belong; an adapter
-with no marker in the text puts all images before it (the LLaVA convention). Adapters turn
+with no marker in the text puts all images before it (the LLaVA convention). A video item's
+sampled frames travel either as images (the frames path) or as one ``Video`` part, which a family
+with a native video processor takes through ``videos=`` before the text (``mmbench_lib.models.hf``). Adapters turn
 requests into their family's inputs; the likelihood arithmetic lives in ``mmbench_lib.scoring.reference``.
 """
 from __future__ import annotations
@@ -32,6 +34,17 @@ def interleave(prompt: str, images) -> list[tuple[str, object]]:
 
 
 @dataclass
+class Video:
+    """One clip: its sampled frames in time order and, when decoded here, each frame's index in the
+    source video (SEED-Bench §3.4 / spec §1.4 item 6: the official 8-frame rule); ``None`` for
+    pre-extracted frame folders (SEED-2, v1 ``frames_root``)."""
+
+    frames: list[Image.Image]
+    indices: list[int] | None = None
+    fps: float | None = None  # frames per second of the clip as sampled (source fps / mean index step); None: unknown
+
+
+@dataclass
 class ScoreRequest:
     """Rank ``continuations`` after ``prompt`` (SEED answer ranking)."""
 
@@ -40,6 +53,7 @@ class ScoreRequest:
     continuations: list[str]
     images: list[Image.Image] = field(default_factory=list)
     chat: bool = False  # wrap the prompt in the model's chat template (user turn, then assistant)
+    video: Video | None = None  # native video input: the clip goes before the text, after any images
 
 
 @dataclass
@@ -49,6 +63,7 @@ class GenerateRequest:
     images: list[Image.Image] = field(default_factory=list)
     chat: bool = True
     max_new_tokens: int = 128
+    video: Video | None = None
 
 
 @dataclass

@@ -110,7 +110,12 @@ def selected_frames(path: str | os.PathLike, rule: str, segment=None, k: int = 8
 
 
 def read_video_frames(path: str | os.PathLike, rule: str, segment=None, k: int = 8) -> list[Image.Image]:
-    """Decode a video with PyAV and return the frames the official rule selects.
+    """The frames the official rule selects (``read_video_clip`` without the indices)."""
+    return read_video_clip(path, rule, segment, k)[0]
+
+
+def read_video_clip(path: str | os.PathLike, rule: str, segment=None, k: int = 8) -> tuple[list[Image.Image], list[int]]:
+    """Decode a video with PyAV; return the frames the official rule selects and their indices.
 
     The frame count comes from the demuxed packets (one per frame) and fps from the stream's
     average rate, as decord reports them; only the selected frames are converted, and decoding
@@ -128,7 +133,7 @@ def read_video_frames(path: str | os.PathLike, rule: str, segment=None, k: int =
         if not idx:
             raise ValueError(f"{path}: segment {segment!r} selects no frame of the {decoded} decodable frames")
         kept, _ = _decode_at(path, set(idx))
-    return [kept[i].copy() for i in idx]
+    return [kept[i].copy() for i in idx], list(idx)
 
 
 def _natural_key(p: Path):

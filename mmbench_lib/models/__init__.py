@@ -11,7 +11,7 @@
 - ``"blip2:<id>"``, ``"instructblip:<id>"``: BLIP-2 / InstructBLIP through their own classes
   (T5 language model: encoder-decoder scoring; OPT/Vicuna: decoder-only);
 - ``"tiny-<family>"``: random-weight models built from configs (tests, demos of the code path):
-  ``tiny-llava``, ``tiny-llava-next``, ``tiny-llava-onevision``, ``tiny-qwen2-vl``,
+  ``tiny-llava``, ``tiny-llava-next``, ``tiny-llava-next-video``, ``tiny-llava-onevision``, ``tiny-qwen2-vl``,
   ``tiny-qwen2.5-vl``, ``tiny-idefics3``, ``tiny-paligemma``, ``tiny-blip2-t5``,
   ``tiny-blip2-opt``, ``tiny-instructblip-t5``.
 

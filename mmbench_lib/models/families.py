@@ -25,11 +25,16 @@ needs on top:
   forward recomputes the image features on every call (``pixel_values`` required) and returns
   the LM cache only inside ``language_model_outputs``, so the engine has no cache to reuse.
 
+Native video (``NATIVE_VIDEO_TYPES`` and ``Qwen2VL``): a request's ``Video`` (a SEED video item's officially
+sampled frames, SEED-Bench §3.4) goes to the processor as one clip (``videos=``) behind the family's video token,
+before the text; Qwen2-VL's temporal patches get M-RoPE temporal positions, which the engine reads back as
+``rope_deltas`` like images'. Every other family gets the frames as images (``ImageTextToText.video_input``).
+
 Encoder-decoder BLIP-2 / InstructBLIP (T5) live in ``mmbench_lib.models.encdec``.
 """
 from __future__ import annotations
 
-from mmbench_lib.core.requests import IMAGE
+from mmbench_lib.core.requests import IMAGE, Video
 from mmbench_lib.models.batching import stop_ids
 from mmbench_lib.models.hf import ImageTextToText
 
@@ -46,6 +51,11 @@ class FamilyImageTextToText(ImageTextToText):
     engine_unsupported: str | None = None
     nested_images = False  # the processor takes a batch's images as one list per text
 
+    @property
+    def native_video(self) -> bool:
+        """Generic-path families with a native video path (``NATIVE_VIDEO_TYPES``); Qwen2-VL sets its own."""
+        return family_of(self.model) in NATIVE_VIDEO_TYPES
+
     def __init__(self, model, processor, name, scorer="reference", **kw):
         self.requested_scorer = scorer
         if self.engine_unsupported and scorer != "reference":
@@ -61,38 +71,41 @@ class FamilyImageTextToText(ImageTextToText):
     def _plain_text(self, content, n_images) -> str:
         token = self.image_text if self.image_text is not None else self.processor.image_token
         sep = "\n" if n_images == 1 and self.image_text is None else ""
-        return "".join(c["text"] if c["type"] == "text" else token + sep for c in content)
+        return "".join(c["text"] if c["type"] == "text" else self._video_text() if c["type"] == "video" else token + sep
+                       for c in content)
 
-    def _family_text(self, prompt, images, chat) -> str:
+    def _family_text(self, prompt, images, chat, video=None) -> str:
         self._check_images(images)
         if not self.interleave:
             prompt = prompt.replace(IMAGE, "")
-        content = self._segments(prompt, images)
+        content = self._segments(prompt, images, video)
         if chat and getattr(self.processor, "chat_template", None):
             return self.processor.apply_chat_template(
                 [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
             )
         return self._plain_text(content, len(images))
 
-    def prefix_inputs(self, prompt, images, chat, generation=False):
+    def prefix_inputs(self, prompt, images, chat, generation=False, video=None):
         images = list(images)
-        return self._encode(self._family_text(prompt, images, chat), images)
+        return self._encode(self._family_text(prompt, images, chat, video), images, video)
 
     def render(self, r):
-        images = list(r.images)
-        return self._family_text(r.prompt, images, r.chat), images, None
+        images, video = list(r.images), self.video_kw(r).get("video")
+        media = ([video] if video is not None else []) + images
+        return self._family_text(r.prompt, images, r.chat, video), media, ("video" if video is not None else None)
 
-    def _encode(self, text, images) -> dict:
-        return self._process(text=text, images=images or None, n_images=len(images))
+    def _encode(self, text, images, video=None) -> dict:
+        return self._process(text=text, images=images or None, n_images=len(images), **self._videos([video]))
 
     def encode_batch(self, texts, images, key=None):
         """One processor call for the batch: left padding, each row's images (nested per row where the
-        processor wants that)."""
-        batch_images = [list(row) for row in images] if self.nested_images else [im for row in images for im in row]
-        if not any(images):
+        processor wants that), each row's clip as one video."""
+        stills = [[m for m in row if not isinstance(m, Video)] for row in images]
+        batch_images = [list(row) for row in stills] if self.nested_images else [im for row in stills for im in row]
+        if not any(stills):
             batch_images = None
-        return self._process(text=texts, images=batch_images, n_images=sum(len(row) for row in images),
-                             padding=True, padding_side="left")
+        return self._process(text=texts, images=batch_images, n_images=sum(len(row) for row in stills),
+                             padding=True, padding_side="left", **self._videos(self._split_media(images)[1]))
 
     def _process(self, n_images, **kw) -> dict:
         try:
@@ -119,6 +132,10 @@ class Qwen2VL(FamilyImageTextToText):
 
     family = "qwen2-vl"
     image_text = "<|vision_start|><|image_pad|><|vision_end|>"
+    native_video = True  # ``<|video_pad|>`` + ``video_grid_thw``: the clip's frames in temporal patches of 2
+
+    def _video_text(self) -> str:
+        return "<|vision_start|><|video_pad|><|vision_end|>"
 
     def drop_rows(self, index) -> None:
         """Batched generation: keep the M-RoPE ``rope_deltas`` (one per row, from the prefill) of the rows left."""
@@ -135,7 +152,7 @@ class PaliGemma(FamilyImageTextToText):
     interleave = False
     drop_inputs = ("labels",)  # the processor returns all -100 labels for the prefix
 
-    def _family_text(self, prompt, images, chat) -> str:
+    def _family_text(self, prompt, images, chat, video=None) -> str:
         self._check_images(images)
         return self.processor.image_token * len(images) + prompt.replace(IMAGE, "")  # the processor adds BOS and "\n"
 
@@ -157,9 +174,13 @@ class Blip2Decoder(FamilyImageTextToText):
     def stops(self) -> set[int]:
         return stop_ids(self.model.language_model, self.tokenizer)  # its generate runs the LM's own generate
 
-    def _family_text(self, prompt, images, chat) -> str:
+    def _family_text(self, prompt, images, chat, video=None) -> str:
         self._check_images(images)
         return prompt.replace(IMAGE, "")
+
+
+#: generic-path families whose processor takes a clip through ``videos=`` and a ``<video>`` token
+NATIVE_VIDEO_TYPES = frozenset({"llava_onevision", "llava_next_video"})
 
 
 def family_of(model) -> str:

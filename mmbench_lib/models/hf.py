@@ -5,12 +5,14 @@ chat template, the configured scorer (``mmbench_lib.scoring.reference``) does th
 ``generate`` batches requests (``mmbench_lib.models.batching``: left padding, the processor's own
 image batching, finished rows dropped between decode chunks) unless the family sets
 ``batch_unsupported`` (then one ``generate`` call per request, the reason in ``describe()``).
+A request's ``Video`` reaches a family with native video through ``videos=`` (``video_input``); the others
+never receive one (the pipeline sends their frames as images).
 """
 from __future__ import annotations
 
 import torch
 
-from mmbench_lib.core.requests import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, interleave
+from mmbench_lib.core.requests import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, Video, interleave
 from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, stop_ids
 from mmbench_lib.models.kv_decode import kv_decode_reason
 from mmbench_lib.scoring import get_scorer
@@ -61,7 +63,7 @@ class DecoderOnlyAdapter:
         return {"attention_mask": 1}
 
     def prepare(self, request: ScoreRequest) -> Prepared:
-        inputs = self.prefix_inputs(request.prompt, request.images, request.chat)
+        inputs = self.prefix_inputs(request.prompt, request.images, request.chat, **self.video_kw(request))
         return Prepared(
             inputs=inputs,
             continuations=[self.continuation_ids(c) for c in request.continuations],
@@ -125,7 +127,7 @@ class DecoderOnlyAdapter:
         """The reference: one ``model.generate`` call per request, no padding."""
         out = []
         for r in requests:
-            inputs = self.prefix_inputs(r.prompt, r.images, r.chat, generation=True)
+            inputs = self.prefix_inputs(r.prompt, r.images, r.chat, generation=True, **self.video_kw(r))
             gen = self.model.generate(**inputs, max_new_tokens=r.max_new_tokens, do_sample=False, pad_token_id=self.pad_id())
             out.append(gen[0, inputs["input_ids"].shape[1]:].tolist())
         return out
@@ -137,6 +139,15 @@ class DecoderOnlyAdapter:
 
     def encode_batch(self, texts: list[str], images: list[list], key=None) -> dict:
         raise NotImplementedError
+
+    def video_kw(self, request) -> dict:
+        """``{"video": clip}`` for a request carrying a native clip; only a native-video adapter takes one."""
+        if request.video is None:
+            return {}
+        if getattr(self, "video_input", "frames") != "native":
+            raise ValueError(f"{self.name} takes video frames as images, not a Video part: "
+                             f"{getattr(self, 'native_video_reason', lambda: 'no video processor')()}")
+        return {"video": request.video}
 
     def describe(self) -> dict:
         return {
@@ -208,37 +219,94 @@ class ImageTextToText(DecoderOnlyAdapter):
     """
 
     sees_images = True
+    #: the family takes a clip through its processor's ``videos=`` and video token (set per family)
+    native_video = False
+    video_requested = "native"  # "native" or "frames" (``set_video_input``)
 
     def __init__(self, model, processor, name: str, **kw):
         super().__init__(model, processor.tokenizer, name, **kw)
         self.processor = processor
 
-    def _segments(self, prompt: str, images) -> list[dict]:
-        """Chat-template content parts: ``{"type": "image"}`` where each image goes."""
-        return [{"type": "image"} if kind == "image" else {"type": "text", "text": v} for kind, v in interleave(prompt, images)]
+    # -- video input: native clip or frames as images
+    def native_video_reason(self) -> str | None:
+        """Why this adapter cannot take a clip natively (None: it can)."""
+        if not self.native_video:
+            return f"{getattr(self, 'family', type(self).__name__)} has no native video path here"
+        if getattr(self.processor, "video_processor", None) is None or not getattr(self.processor, "video_token", None):
+            return f"{type(self.processor).__name__} has no video processor or video token"
+        return None
 
-    def _text(self, prompt, images, chat) -> str:
-        content = self._segments(prompt, images)
+    def set_video_input(self, mode: str) -> str:
+        """Ask for ``"native"`` or ``"frames"``; returns the path used (frames where native is unsupported)."""
+        if mode not in ("native", "frames"):
+            raise ValueError(f"video_input must be 'native' or 'frames', got {mode!r}")
+        self.video_requested = mode
+        return self.video_input
+
+    @property
+    def video_input(self) -> str:
+        return "native" if self.video_requested == "native" and self.native_video_reason() is None else "frames"
+
+    def video_description(self) -> dict:
+        """What ``describe()`` records about video: the path used and, when native was refused, why."""
+        d = {"video_input": self.video_input}
+        if self.video_requested == "native" and self.video_input != "native":
+            d["video_input_note"] = f"native requested; {self.native_video_reason()}: frames passed as images"
+        return d
+
+    def _video_text(self) -> str:
+        return self.processor.video_token + "\n"  # LLaVA convention, as for one image
+
+    def _segments(self, prompt: str, images, video=None) -> list[dict]:
+        """Chat-template content parts: ``{"type": "image"}`` where each image goes, a clip first."""
+        parts = [{"type": "image"} if kind == "image" else {"type": "text", "text": v} for kind, v in interleave(prompt, images)]
+        return ([{"type": "video"}] if video is not None else []) + parts
+
+    def _text(self, prompt, images, chat, video=None) -> str:
+        content = self._segments(prompt, images, video)
         if chat:
             return self.processor.apply_chat_template(
                 [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
             )
         token = self.processor.image_token
-        return "".join(c["text"] if c["type"] == "text" else token + ("\n" if len(images) == 1 else "") for c in content)
+        return "".join(c["text"] if c["type"] == "text" else self._video_text() if c["type"] == "video"
+                       else token + ("\n" if len(images) == 1 else "") for c in content)
 
-    def prefix_inputs(self, prompt, images, chat, generation=False):
-        text = self._text(prompt, images, chat)
-        enc = self.processor(text=text, images=list(images) or None, return_tensors="pt")
+    def _videos(self, clips) -> dict:
+        """Processor keywords for clips: each one video of its frames, never re-sampled by the processor, with
+        its frame rate (Qwen2.5-VL's temporal positions are in seconds; unknown: the processor's default)."""
+        clips = [c for c in clips if c is not None]
+        if not clips:
+            return {}
+        return {"videos": [list(c.frames) for c in clips], "do_sample_frames": False,
+                "video_metadata": [{"total_num_frames": len(c.frames), "fps": c.fps} for c in clips]}
+
+    def prefix_inputs(self, prompt, images, chat, generation=False, video=None):
+        text = self._text(prompt, images, chat, video)
+        enc = self.processor(text=text, images=list(images) or None, return_tensors="pt", **self._videos([video]))
         return self._to_device(enc)
 
     def render(self, r):
-        return self._text(r.prompt, r.images, r.chat), list(r.images), None
+        """A clip travels as the first entry of the media list; video rows batch only with video rows."""
+        media = ([r.video] if r.video is not None else []) + list(r.images)
+        return self._text(r.prompt, r.images, r.chat, self.video_kw(r).get("video")), media, \
+            ("video" if r.video is not None else None)
+
+    @staticmethod
+    def _split_media(rows) -> tuple[list, list]:
+        """A batch's media rows as (still images, clips), each flat in row order."""
+        flat = [m for row in rows for m in row]
+        return [m for m in flat if not isinstance(m, Video)], [m for m in flat if isinstance(m, Video)]
 
     def encode_batch(self, texts, images, key=None):
         """One processor call for the batch: left-padded text, the images of each row in order."""
-        flat = [im for row in images for im in row]
-        enc = self.processor(text=texts, images=flat or None, return_tensors="pt", padding=True, padding_side="left")
+        flat, clips = self._split_media(images)
+        enc = self.processor(text=texts, images=flat or None, return_tensors="pt", padding=True, padding_side="left",
+                             **self._videos(clips))
         return self._to_device(enc)
+
+    def describe(self) -> dict:
+        return {**super().describe(), **self.video_description()}
 
     def extend_rules(self) -> dict:
         return {"attention_mask": 1, "token_type_ids": 0, "mm_token_type_ids": 0}

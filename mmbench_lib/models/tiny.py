@@ -15,7 +15,8 @@ LLAVA_CHAT_TEMPLATE = (
     "{% for message in messages %}"
     "{% if message['role'] == 'user' %}USER: {% elif message['role'] == 'assistant' %}ASSISTANT: {% endif %}"
     "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
-    "{% for c in message['content'] %}{% if c['type'] == 'image' %}<image>\n{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
+    "{% for c in message['content'] %}{% if c['type'] == 'image' %}<image>\n{% elif c['type'] == 'video' %}<video>\n"
+    "{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
     "{% endif %}{% if message['role'] == 'user' %} {% endif %}{% endfor %}"
     "{% if add_generation_prompt %}ASSISTANT:{% endif %}"
 )
@@ -76,16 +77,17 @@ def llava_processor(tok, image_size: int, patch_size: int):
 # Chat templates in the style of each family's real one, written for content lists (images and
 # text in their given order), as the hub processors ship them.
 
-#: LLaVA-OneVision and Qwen2-VL use ChatML; the image placeholder differs
+#: LLaVA-OneVision and Qwen2-VL use ChatML; the image and video placeholders differ
 _CHATML = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
     "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
-    "{% for c in message['content'] %}{% if c['type'] == 'image' %}IMAGE_PLACEHOLDER{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
+    "{% for c in message['content'] %}{% if c['type'] == 'image' %}IMAGE_PLACEHOLDER{% elif c['type'] == 'video' %}VIDEO_PLACEHOLDER{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
     "{% endif %}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
-ONEVISION_CHAT_TEMPLATE = _CHATML.replace("IMAGE_PLACEHOLDER", "<image>\n")
-QWEN2_VL_CHAT_TEMPLATE = _CHATML.replace("IMAGE_PLACEHOLDER", "<|vision_start|><|image_pad|><|vision_end|>")
+ONEVISION_CHAT_TEMPLATE = _CHATML.replace("IMAGE_PLACEHOLDER", "<image>\n").replace("VIDEO_PLACEHOLDER", "<video>\n")
+QWEN2_VL_CHAT_TEMPLATE = _CHATML.replace("IMAGE_PLACEHOLDER", "<|vision_start|><|image_pad|><|vision_end|>").replace(
+    "VIDEO_PLACEHOLDER", "<|vision_start|><|video_pad|><|vision_end|>")
 #: Idefics3 / SmolVLM: "User:<image>question<end_of_utterance>\nAssistant:"
 IDEFICS3_CHAT_TEMPLATE = (
     "<|im_start|>{% for message in messages %}{{ message['role'] | capitalize }}:"
@@ -151,6 +153,34 @@ def tiny_llava_next(image_size: int = 32, patch_size: int = 8, hidden: int = 64,
     return model, processor
 
 
+def tiny_llava_next_video(image_size: int = 32, patch_size: int = 8, hidden: int = 64, layers: int = 2, seed: int = 0):
+    """LlavaNextVideoForConditionalGeneration: LLaVA-NeXT plus ``<video>`` (frames 2x2-pooled); (model, processor)."""
+    from transformers import (
+        LlavaNextImageProcessor, LlavaNextVideoConfig, LlavaNextVideoForConditionalGeneration, LlavaNextVideoProcessor,
+        LlavaNextVideoVideoProcessor,
+    )
+
+    tok = tiny_tokenizer(("<image>", "<video>"))
+    pinpoints = [[image_size, image_size], [image_size, 2 * image_size], [2 * image_size, image_size]]
+    side = image_size // patch_size
+    config = LlavaNextVideoConfig(
+        vision_config=_clip_vision(hidden, layers, image_size, patch_size), text_config=_llama_text(tok, hidden, layers),
+        image_token_index=tok.convert_tokens_to_ids("<image>"), video_token_index=tok.convert_tokens_to_ids("<video>"),
+        image_grid_pinpoints=pinpoints, vision_feature_select_strategy="default", vision_feature_layer=-1,
+        image_seq_length=side ** 2, spatial_pool_stride=2, video_seq_length=(side // 2) ** 2,
+    )
+    torch.manual_seed(seed)
+    model = LlavaNextVideoForConditionalGeneration(config).eval()
+    size = {"shortest_edge": image_size}, {"height": image_size, "width": image_size}
+    processor = LlavaNextVideoProcessor(
+        image_processor=LlavaNextImageProcessor(size=size[0], crop_size=size[1], image_grid_pinpoints=pinpoints),
+        video_processor=LlavaNextVideoVideoProcessor(size=size[0], crop_size=size[1]),
+        tokenizer=tok, patch_size=patch_size, vision_feature_select_strategy="default",
+        chat_template=LLAVA_CHAT_TEMPLATE, num_additional_image_tokens=1,
+    )
+    return model, processor
+
+
 def tiny_llava_onevision(image_size: int = 32, patch_size: int = 8, hidden: int = 64, layers: int = 2, seed: int = 0):
     """LlavaOnevisionForConditionalGeneration with a SigLIP tower and ChatML; (model, processor)."""
     from transformers import (
@@ -172,7 +202,8 @@ def tiny_llava_onevision(image_size: int = 32, patch_size: int = 8, hidden: int 
         size={"height": image_size, "width": image_size}, image_grid_pinpoints=pinpoints,
     )
     processor = LlavaOnevisionProcessor(
-        image_processor=image_processor, tokenizer=tok, video_processor=LlavaOnevisionVideoProcessor(),
+        image_processor=image_processor, tokenizer=tok,
+        video_processor=LlavaOnevisionVideoProcessor(size={"height": image_size, "width": image_size}),
         num_image_tokens=(image_size // patch_size) ** 2,
         vision_feature_select_strategy="full", chat_template=ONEVISION_CHAT_TEMPLATE, vision_aspect_ratio="anyres_max_9",
     )
@@ -222,7 +253,10 @@ def tiny_qwen2_vl(patch_size: int = 4, hidden: int = 64, layers: int = 2, seed: 
         patch_size=patch_size, merge_size=2, temporal_patch_size=2, min_pixels=px // 4, max_pixels=px,
         size={"shortest_edge": px // 4, "longest_edge": px},
     )
-    video_processor = Qwen2VLVideoProcessor(patch_size=patch_size, merge_size=2, temporal_patch_size=2)
+    video_processor = Qwen2VLVideoProcessor(  # frames resized like images: at most 32x32, 16 tokens per 2 frames
+        patch_size=patch_size, merge_size=2, temporal_patch_size=2, min_pixels=px // 4, max_pixels=px,
+        size={"shortest_edge": px // 4, "longest_edge": px}, cap_pixels_per_frame=True,
+    )
     processor = Processor(
         image_processor=image_processor, tokenizer=tok, video_processor=video_processor,
         chat_template=QWEN2_VL_CHAT_TEMPLATE,

@@ -5,6 +5,7 @@ from __future__ import annotations
 TINY_FAMILIES = {
     "tiny-llava-next": ("tiny_llava_next", {}),
     "tiny-llava-onevision": ("tiny_llava_onevision", {}),
+    "tiny-llava-next-video": ("tiny_llava_next_video", {}),
     "tiny-qwen2-vl": ("tiny_qwen2_vl", {}),
     "tiny-qwen2.5-vl": ("tiny_qwen2_vl", {"v2_5": True}),
     "tiny-idefics3": ("tiny_idefics3", {}),

@@ -34,7 +34,7 @@ _TYPES: dict[str, tuple] = {
     "shard_index": (int,), "num_shards": (int,), "generated_dir": (str, Path, type(None)), "clip_model": (str,),
     "clip_pretrained": (str, type(None)), "ocr_lang": (str, type(None)), "ocr_psm": (int, type(None)),
     "endpoint": (dict,), "use_random": (bool,), "retry_failed": (bool,), "progress": (bool,), "parameters": (dict,),
-    "rotation": (int,), "permutation_seed": (int, type(None)), "lettered_only": (bool,),
+    "rotation": (int,), "permutation_seed": (int, type(None)), "lettered_only": (bool,), "video_input": (str,),
 }
 
 
@@ -84,6 +84,8 @@ class RunConfig:
     rotation: int = 0  # cyclic shift k of each item's options; k > 0 keeps the items with more than k options
     permutation_seed: int | None = None  # instead: the options shuffled by a seed (per item id)
     lettered_only: bool = False  # keep only multiple-choice items answered by letter (implied by the two above)
+    # video items: "native" (one clip through the processor's videos=, for families that take video) or "frames"
+    video_input: str = "native"
 
     def __post_init__(self):
         for f in fields(self):
@@ -101,6 +103,7 @@ class RunConfig:
         self._known("scorer", self.scorer, scorer_names())
         self._known("baseline", self.baseline, BASELINES)
         self._known("dtype", self.dtype, DTYPES)
+        self._known("video_input", self.video_input, ("native", "frames"))
         if not DEVICE_RE.fullmatch(self.device):
             raise ValueError(f"RunConfig.device: {self.device!r} is not auto, cpu, mps, cuda or cuda:<n>")
         for name, low in (("max_new_tokens", 1), ("batch_size", 1), ("num_shards", 1), ("limit", 0), ("seed", 0),

@@ -12,12 +12,12 @@ Items that need image output (SEED-2 dims 25-27) get ``n/a``: no letter can be w
 from __future__ import annotations
 
 from mmbench_lib.core.items import Item
-from mmbench_lib.core.media import check_media, load_visual_inputs
 from mmbench_lib.core.rows import failed_row, na_row, ok_row
 from mmbench_lib.core.store import RunStore
 from mmbench_lib.pipeline.loop import run_loop
+from mmbench_lib.pipeline.ranking import video_path, visual_inputs
 from mmbench_lib.tasks.letters import extract_all
-from mmbench_lib.tasks.recipes import Recipe, generate_request, paper_preprocess
+from mmbench_lib.tasks.recipes import Recipe, generate_request
 
 NOT_TEXT_OUTPUT = "needs image output; generated letters answer text-output questions only"
 
@@ -45,22 +45,15 @@ class LetterGenerationProtocol:
     def prepare(self, item: Item):
         if item.needs_image_output:
             return na_row(item, NOT_TEXT_OUTPUT)
-        if self.adapter.sees_images:
-            images = load_visual_inputs(item)
-            if self.recipe.image_size:
-                n = len(item.images)
-                images = paper_preprocess(images[:n], self.recipe.image_size) + images[n:]
-        else:
-            check_media(item)  # a blind model answers the same items a VLM could
-            images = []
-        return generate_request(item, self.recipe, images, self.max_new_tokens)
+        images, video = visual_inputs(item, self.adapter, self.recipe.image_size)  # blind: media checked only
+        return generate_request(item, self.recipe, images, self.max_new_tokens, video)
 
     def call(self, pairs) -> list:
         return self.adapter.generate([req for _it, req in pairs])
 
     def finish(self, item: Item, request, g) -> dict:
         return letter_row(item, g.text, self.recipe, num_tokens=g.num_tokens, truncated=bool(g.hit_limit),
-                          max_new_tokens=request.max_new_tokens)
+                          max_new_tokens=request.max_new_tokens, **video_path(item, request))
 
     def failed(self, item: Item, error: str) -> dict:
         return failed_row(item, error, response=None, truncated=False)

@@ -6,7 +6,7 @@ skipped, each batch is flushed before the next starts, a failing item is marked 
 from __future__ import annotations
 
 from mmbench_lib.core.items import Item
-from mmbench_lib.core.media import MediaError, check_media, load_visual_inputs
+from mmbench_lib.core.media import MediaError, check_media, load_media
 from mmbench_lib.core.rows import base_row, cluster_key, failed_row, na_row, ok_row  # noqa: F401 - re-exported
 from mmbench_lib.core.store import RunStore
 from mmbench_lib.pipeline.loop import run_loop
@@ -24,16 +24,50 @@ def scored_row(item: Item, scores, recipe: Recipe) -> dict:
                   num_tokens=[s.num_tokens for s in scores], reduction=recipe.reduction)
 
 
-def _request(item: Item, adapter, recipe: Recipe):
-    if adapter.sees_images:
-        images = load_visual_inputs(item)
-        if recipe.image_size:  # still images only: video frames keep the processor's short-side resize + crop
-            n = len(item.images)
-            images = paper_preprocess(images[:n], recipe.image_size) + images[n:]
-    else:
+VIDEO_INPUTS = ("native", "frames")
+
+
+def set_video_input(adapter, mode: str = "native") -> dict:
+    """Ask ``adapter`` for a video path; the manifest's ``video_input``: requested, used and, when native
+    was asked of a family without it, why frames are used. Text-only models use ``"none"``."""
+    if mode not in VIDEO_INPUTS:
+        raise ValueError(f"video_input must be one of {VIDEO_INPUTS}, got {mode!r}")
+    if not adapter.sees_images:
+        return {"requested": mode, "used": "none", "note": "text-only model: no frames are shown"}
+    setter = getattr(adapter, "set_video_input", None)
+    used = setter(mode) if setter else "frames"
+    out = {"requested": mode, "used": used}
+    if mode == "native" and used != "native":
+        reason = getattr(adapter, "native_video_reason", lambda: f"{type(adapter).__name__} takes images only")()
+        out["note"] = f"{reason}: frames passed as images"
+    return out
+
+
+def visual_inputs(item: Item, adapter, image_size: int = 0):
+    """``(images, video)`` an adapter sees. A video item's frames (the official 8-frame rule, or the shipped
+    frames) go as one ``Video`` to an adapter whose ``video_input`` is ``"native"``, else as images after the
+    still images, as they always have. ``image_size`` squashes still images only (video frames keep the
+    processor's own resize)."""
+    if not adapter.sees_images:
         check_media(item)  # a blind model skips decoding but scores the same items
-        images = []
-    return score_request(item, recipe, images)
+        return [], None
+    images, video = load_media(item)
+    images = paper_preprocess(images, image_size)
+    if video is not None and getattr(adapter, "video_input", "frames") != "native":
+        return images + video.frames, None
+    return images, video
+
+
+def video_path(item: Item, request) -> dict:
+    """The row field naming how a video item reached the model: ``native``, ``frames`` or ``none`` (blind)."""
+    if not item.is_video:
+        return {}
+    return {"video_input": "native" if request.video is not None else "frames" if request.images else "none"}
+
+
+def _request(item: Item, adapter, recipe: Recipe):
+    images, video = visual_inputs(item, adapter, recipe.image_size)
+    return score_request(item, recipe, images, video)
 
 
 class RankingProtocol:
@@ -67,6 +101,9 @@ class RankingProtocol:
         return failed_row(item, error)
 
     def finish(self, item: Item, request, scores) -> dict:
+        return {**self._finish(item, request, scores), **video_path(item, request)}
+
+    def _finish(self, item: Item, request, scores) -> dict:
         if item.output == "text":
             return scored_row(item, scores, self.recipe)
         row = ok_row(item)
@@ -97,4 +134,4 @@ def rank_items(items: list[Item], adapter, store: RunStore, recipe: Recipe, batc
                     retry_failed=retry_failed, progress=progress)
 
 
-__all__ = ["RankingProtocol", "rank_items", "scored_row", "base_row", "cluster_key", "failed_row", "na_row"]
+__all__ = ["RankingProtocol", "rank_items", "set_video_input", "visual_inputs", "video_path", "scored_row", "base_row", "cluster_key", "failed_row", "na_row"]

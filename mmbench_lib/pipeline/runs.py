@@ -8,7 +8,7 @@ from mmbench_lib import tasks as benchmarks
 from mmbench_lib.core import manifest
 from mmbench_lib.tasks._common import file_sha256
 from mmbench_lib.pipeline.letters import generate_letters
-from mmbench_lib.pipeline.ranking import rank_items
+from mmbench_lib.pipeline.ranking import rank_items, set_video_input
 from mmbench_lib.core.metrics import per_dimension, summarize
 from mmbench_lib.models import load_adapter
 from mmbench_lib.tasks.recipes import Recipe, get_recipe
@@ -72,8 +72,9 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
     generation = {"max_new_tokens": c.max_new_tokens, "do_sample": False, "chat_template": recipe.chat} \
         if recipe.generates else None
     adapter = adapter or load_adapter(c.model, **c.adapter_options())
+    video = set_video_input(adapter, c.video_input)
     store = RunStore(c.out_dir, shard=(c.shard_index, c.num_shards))
-    _check_same_run(store, c.benchmark, adapter, recipe, generation, c.option_settings())
+    _check_same_run(store, c.benchmark, adapter, recipe, generation, c.option_settings(), video["used"])
     mod = benchmarks.get(c.benchmark)
     image_output = ImageOutputScorer(ClipJudge(c.clip_model, c.clip_pretrained, device=getattr(adapter, "device", "cpu")),
                                      str(manifest.resolve(c.generated_dir)) if c.generated_dir else None)
@@ -83,7 +84,7 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
         **({"generation": generation} if generation else {}),
         image_output=image_output.describe() if any(it.needs_image_output for it in items) else None,
         shard={"index": c.shard_index, "count": c.num_shards, "item_ids": [it.id for it in items]} if c.num_shards > 1 else None,
-        options=c.option_settings(), config=c.to_dict(),
+        options=c.option_settings(), config=c.to_dict(), video_input=video,
     )
     if recipe.generates:
         generate_letters(items, adapter, store, recipe, max_new_tokens=c.max_new_tokens, batch_size=c.batch_size,
@@ -92,7 +93,8 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
         rank_items(items, adapter, store, recipe, batch_size=c.batch_size, retry_failed=c.retry_failed,
                    progress=c.progress, image_output=image_output)
     metrics = summarize([r for r in store.rows() if r["id"] in {it.id for it in items}], mod.GROUPS)
-    metrics.update(benchmark=c.benchmark, model=adapter.name, recipe=recipe.name, reduction=recipe.reduction)
+    metrics.update(benchmark=c.benchmark, model=adapter.name, recipe=recipe.name, reduction=recipe.reduction,
+                   video_input=video["used"])
     store.write_metrics(metrics)
     store.update_manifest(finished=manifest.now(), peak_memory=manifest.peak_memory())
     return metrics
@@ -107,9 +109,9 @@ def evaluate(config: RunConfig, adapter=None) -> dict:
 
 
 def _check_same_run(store: RunStore, benchmark: str, adapter, recipe, generation: dict | None = None,
-                    option_settings=None) -> None:
-    """Resuming must not mix predictions of another model, benchmark, recipe, generation setting or option
-    order in one store."""
+                    option_settings=None, video_input: str | None = None) -> None:
+    """Resuming must not mix predictions of another model, benchmark, recipe, generation setting, option
+    order or video path in one store."""
     old = store.manifest()
     if not old or not store.rows():
         return
@@ -127,6 +129,10 @@ def _check_same_run(store: RunStore, benchmark: str, adapter, recipe, generation
     if old.get("options") != option_settings:
         raise ValueError(f"{store.dir} holds a run with option order {old.get('options')}; this call asks for "
                          f"{option_settings}. Use another run_id, or the same settings to resume.")
+    old_video = (old.get("video_input") or {}).get("used", "frames")  # runs before this field: frames as images
+    if video_input not in (None, "none") and old_video not in (video_input, "none"):
+        raise ValueError(f"{store.dir} holds a run whose video items went in as {old_video!r}; this call uses "
+                         f"{video_input!r}. Use another run_id, or video_input={old_video!r} to resume.")
 
 
 def metrics_from_store(out_dir, benchmark: str) -> dict:
@@ -153,6 +159,7 @@ NOTEBOOK_PARAMETERS = {
     "run_id", "benchmark", "data_dir", "annotation_file", "image_root", "video_roots", "frames_root", "dimensions",
     "cc3m_dir", "seed_bench_v2_dir", "level", "part", "model", "recipe", "reduction", "scorer", "batch_size",
     "device", "limit", "seed", "generated_dir", "clip_model", "clip_pretrained", "shard_index", "num_shards", "blind_ids",
+    "video_input",
 }
 
 

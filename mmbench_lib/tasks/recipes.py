@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from mmbench_lib.core.items import Item
-from mmbench_lib.core.requests import IMAGE, GenerateRequest, ScoreRequest
+from mmbench_lib.core.requests import IMAGE, GenerateRequest, ScoreRequest, Video
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def options_text(item: Item) -> str:
     return "\n".join(f"{letter}. {choice}" for letter, choice in zip(item.letters, item.choices))
 
 
-def score_request(item: Item, recipe: Recipe, images=()) -> ScoreRequest:
+def score_request(item: Item, recipe: Recipe, images=(), video: Video | None = None) -> ScoreRequest:
     if recipe.continuation not in ("content", "letter"):
         raise ValueError(f"recipe {recipe.name!r}: continuation must be 'content' or 'letter', got {recipe.continuation!r}")
     answers = item.letters if recipe.continuation == "letter" else item.choices
@@ -111,12 +111,14 @@ def score_request(item: Item, recipe: Recipe, images=()) -> ScoreRequest:
         continuations=[recipe.separator + a for a in answers],
         images=list(images),
         chat=recipe.chat,
+        video=video,
     )
 
 
-def generate_request(item: Item, recipe: Recipe, images=(), max_new_tokens: int = 32) -> GenerateRequest:
+def generate_request(item: Item, recipe: Recipe, images=(), max_new_tokens: int = 32,
+                     video: Video | None = None) -> GenerateRequest:
     """The request of a generated-letter recipe: the prompt with the options listed, greedy decoding."""
     if not recipe.generates:
         raise ValueError(f"recipe {recipe.name!r} ranks choices; it makes no generation request")
     return GenerateRequest(item.id, recipe.prompt.format(question=question_text(item), options=options_text(item)),
-                           list(images), chat=recipe.chat, max_new_tokens=max_new_tokens)
+                           list(images), chat=recipe.chat, max_new_tokens=max_new_tokens, video=video)

@@ -24,6 +24,7 @@ from ..scores import assert_same_scores, largest_tolerance, tolerance
 DECODER_FAMILIES = {
     "tiny-llava-next": (True, True, True),
     "tiny-llava-onevision": (True, True, True),
+    "tiny-llava-next-video": (True, True, True),
     "tiny-qwen2-vl": (True, True, True),  # M-RoPE: the engine shifts choice positions by rope_deltas
     "tiny-qwen2.5-vl": (True, True, True),
     "tiny-idefics3": (True, True, True),
