@@ -12,7 +12,8 @@ ids of one ``generate`` call per request:
    ``BatchPolicy.prefill_rows`` rows, longest first, a row joining a batch only while the padding
    stays bounded (``pack``); left-padded after the prefix caches, every token at the position it
    has alone (explicit ``position_ids``); the images of a batch go through the processor and the
-   vision tower together;
+   vision tower together, the batch run with its padding at the right end (plain causal attention, no
+   padding mask) and its cache shifted back to the left-padded layout;
 3. **decode**: one batch of up to ``max_rows`` rows, filled from all prefill batches (caches
    left-padded to one width), the greedy token being the argmax of the last logits (``greedy_reason``
    checks that ``generate`` would add nothing to it); a row leaves the batch at the step it stops,
