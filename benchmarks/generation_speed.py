@@ -113,6 +113,7 @@ def compare(adapter, items, reqs, repeats: int, loop_batch: int = 0) -> dict:
         "exact_token_agreement": sum(a == b for a, b in zip(one, bat)) / n,
         "parsed_answer_agreement": sum(parsed(it, a) == parsed(it, b)
                                        for it, a, b in zip(items, texts_one, texts_bat)) / n,
+        "load_average_1min": round(os.getloadavg()[0], 2),
         "_texts": texts_bat,
     }
 
@@ -177,7 +178,8 @@ def main(argv=None) -> dict:
         "benchmark": "generation_speed", "quick": args.quick, "threads": torch.get_num_threads(),
         "repeats": args.repeats, "device": "cpu", "dtype": "float32",
         "torch": torch.__version__, "transformers": __import__("transformers").__version__,
-        "python": platform.python_version(), "cpu_count": os.cpu_count(), "workloads": {},
+        "python": platform.python_version(), "cpu_count": os.cpu_count(),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()], "workloads": {},
     }
     items = demo_items(args.text_questions or (6 if args.quick else None))
     log(f"text workload: SmolLM2-135M-Instruct, {len(items)} MMMU demo questions")
@@ -212,6 +214,7 @@ def main(argv=None) -> dict:
         "qps = questions/second through adapter.generate_ids, prompt building, tokenising and image processing included",
         "a shared CPU: timings are noisy; the agreement figures are exact",
     ]
+    result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]  # 1, 5, 15 minutes
     print(json.dumps(result, indent=1))
     return result
 

@@ -4,6 +4,7 @@ Prints ONE JSON object; ``docs/performance.md`` explains every line. The model o
 
     compute time = FLOPs / (peak bf16 FLOP/s x MFU)            (prefill, choice passes)
     decode step  = bytes read per step / (HBM bandwidth x BWU)  (one token for every row of a batch)
+    static batch: every row waits for the longest; continuous batching: each row pays its own length
     a forward takes max(compute time, weight-read time)
 
 FLOPs of a forward over t tokens of a dense decoder with N parameters: 2 N t (matmuls) plus
@@ -72,9 +73,13 @@ def mmmu(mfu: float, bwu: float, batch: int) -> dict:
     one = prefill + w["answer_tokens"] * decode_step_seconds(bwu, 1, prompt)
     # batched: prefill is compute-bound either way; a length-sorted batch decodes until its longest row
     batched = prefill + w["longest_in_batch"] * decode_step_seconds(bwu, batch, prompt) / batch
-    return {"prompt_tokens": prompt, "batch": batch, "per_question_s": {"one_at_a_time": one, "batched": batched},
-            "total_seconds": {"one_at_a_time": one * w["questions"], "batched": batched * w["questions"]},
-            "ratio": one / batched}
+    # continuous batching (kv-decode): a row leaves the step it stops and a waiting prompt takes its place,
+    # so each question pays its own answer length at the full batch width
+    continuous = prefill + w["answer_tokens"] * decode_step_seconds(bwu, batch, prompt) / batch
+    per = {"one_at_a_time": one, "batched": batched, "continuous": continuous}
+    return {"prompt_tokens": prompt, "batch": batch, "per_question_s": per,
+            "total_seconds": {k: v * w["questions"] for k, v in per.items()},
+            "ratio": one / batched, "ratio_continuous": one / continuous}
 
 
 def main(argv=None) -> None:

@@ -390,7 +390,8 @@ def main(argv=None) -> dict:
         "benchmark": "likelihood_speed", "quick": args.quick, "threads": torch.get_num_threads(),
         "batch_size": args.batch_size, "repeats": args.repeats, "device": "cpu", "dtype": "float32",
         "torch": torch.__version__, "transformers": __import__("transformers").__version__,
-        "python": platform.python_version(), "cpu_count": os.cpu_count(), "workloads": {},
+        "python": platform.python_version(), "cpu_count": os.cpu_count(),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()], "workloads": {},
     }
 
     if "text_smollm2" in args.workloads:
@@ -416,6 +417,7 @@ def main(argv=None) -> dict:
         "a whole row of questions at once (more than one forward per choice), while the reference materialises "
         "logits over the vocabulary for every prefix position of every choice (most of its peak on the VLM)",
     ]
+    result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]  # 1, 5, 15 minutes
     print(json.dumps(result, indent=2))
     return result
 

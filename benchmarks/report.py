@@ -130,9 +130,17 @@ def header(results: dict[str, dict]) -> str:
     cores = sorted({str(r.get("cpu_count", "?")) for r in (lik, gen)})
     quick = " (quick runs)" if lik.get("quick") or gen.get("quick") else ""
     return (f"Measured on {' / '.join(cpus)} ({' / '.join(cores)} cores), {' / '.join(map(str, threads))} torch "
-            f"thread(s), fp32, torch {lik.get('torch')}, transformers {lik.get('transformers')}{quick}; "
+            f"thread(s), fp32, torch {lik.get('torch')}, transformers {lik.get('transformers')}{quick}{load_note(lik, gen)}; "
             f"questions/second, in-process ratios; agreement: predictions (ranking), token ids / parsed answers "
             f"(generation). `benchmarks/report.py --run --peer lm-eval` regenerates it.")
+
+
+def load_note(*runs: dict) -> str:
+    """The 1-minute load averages the benchmarks recorded (start and end of each run), e.g. ", load 3.1-7.9"."""
+    vs = [r[k][0] for r in runs for k in ("load_average_at_start", "load_average_at_end") if r.get(k)]
+    if not vs:
+        return ""
+    return f", machine load average (1 min) {min(vs):.1f}-{max(vs):.1f} on {runs[0].get('cpu_count', '?')} cores"
 
 
 def table(results: dict[str, dict]) -> str:

@@ -86,3 +86,11 @@ def test_the_readme_has_the_markers_and_a_table_from_the_saved_results():
     assert text.count(report.START) == 1 and text.count(report.END) == 1
     if all((report.RESULTS / f"{n}.json").is_file() for n in report.BENCHMARKS):
         assert report.rewrite(text, report.table(report.load())) == text, "run benchmarks/report.py"
+
+
+def test_header_gives_the_load_average_the_benchmarks_recorded():
+    res = json.loads(json.dumps(_results()))
+    assert "load average" not in report.header(res)
+    res["likelihood_speed"].update(load_average_at_start=[3.12, 2.0, 1.0], load_average_at_end=[7.9, 5.0, 2.0])
+    res["generation_speed"].update(load_average_at_start=[6.0, 5.0, 2.0], load_average_at_end=[5.0, 5.0, 2.0])
+    assert ", machine load average (1 min) 3.1-7.9 on 2 cores;" in report.header(res)

@@ -12,7 +12,8 @@ ids of one ``generate`` call per request:
    ``BatchPolicy.prefill_rows`` rows, longest first, a row joining a batch only while the padding
    stays bounded (``pack``); left-padded after the prefix caches, every token at the position it
    has alone (explicit ``position_ids``); the images of a batch go through the processor and the
-   vision tower together;
+   vision tower together, the batch run with its padding at the right end (plain causal attention, no
+   padding mask) and its cache shifted back to the left-padded layout;
 3. **decode**: one batch of up to ``max_rows`` rows, filled from all prefill batches (caches
    left-padded to one width), the greedy token being the argmax of the last logits (``greedy_reason``
    checks that ``generate`` would add nothing to it); a row leaves the batch at the step it stops,
@@ -179,11 +180,25 @@ def select(s: Active, keep: list[int]) -> Active:
     idx = torch.tensor(keep, device=s.mask.device)
     mask = s.mask.index_select(0, idx)
     drop = int((mask.sum(0) == 0).to(torch.int8).cumprod(0).sum())  # leading columns now padding in every row
-    data = [(k.index_select(0, idx)[:, :, drop:], v.index_select(0, idx)[:, :, drop:]) for k, v in cache_tensors(s.cache)]
     limit = [s.limit[j] for j in keep]
-    cache = buffered_cache([data], s.width - drop, max(limit))
+    if all(hasattr(layer, "kbuf") for layer in s.cache.layers):
+        cache = _select_buffered(s.cache, idx, drop)
+    else:
+        data = [(k.index_select(0, idx)[:, :, drop:], v.index_select(0, idx)[:, :, drop:]) for k, v in cache_tensors(s.cache)]
+        cache = buffered_cache([data], s.width - drop, max(limit))
     return Active([s.index[j] for j in keep], cache, mask[:, drop:], s.pos.index_select(0, idx),
                   s.last.index_select(0, idx), limit)
+
+
+def _select_buffered(cache, idx: torch.Tensor, drop: int):
+    """The rows ``idx`` of a cache of ``BufferLayer``s, one copy per buffer (spare columns kept), the
+    first ``drop`` columns left out of the view."""
+    from transformers import DynamicCache
+
+    out = DynamicCache()
+    out.layers = [buffer_layer()(layer.kbuf.index_select(0, idx)[:, :, drop:],
+                                 layer.vbuf.index_select(0, idx)[:, :, drop:], layer.n - drop) for layer in cache.layers]
+    return out
 
 
 def _argmax_last(logits: torch.Tensor) -> torch.Tensor:
@@ -340,13 +355,37 @@ def release(node: Node | None) -> None:
         node = node.parent
 
 
+def shift_rows(t: torch.Tensor, shifts: list[int], dim: int) -> torch.Tensor:
+    """Each row ``j`` of ``t`` rolled by ``shifts[j]`` along ``dim`` (positive: to the right)."""
+    if not any(shifts):
+        return t
+    return torch.stack([row.roll(s, dims=dim - 1) if s else row for row, s in zip(t, shifts)])
+
+
 @torch.inference_mode()
 def prefill_inputs(model, inputs: dict):
-    """Cache, mask, next positions and first greedy tokens of a left-padded processor batch."""
+    """Cache, mask, next positions and first greedy tokens of a left-padded processor batch.
+
+    The forward runs with the padding moved to the right end of each row, so plain causal attention
+    is exact without a padding mask (the fast causal kernel, as for one request alone); the cache is
+    then shifted back to the left-padded layout of the decode batch (padding columns zeroed)."""
     mask = inputs["attention_mask"].long()
-    pos = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
-    out = model(**inputs, position_ids=pos, use_cache=True, logits_to_keep=1)
-    return out.past_key_values, mask, mask.sum(-1), _argmax_last(out.logits)
+    n = mask.sum(-1)
+    pad = (mask.shape[1] - n).tolist()
+    rows = {k: shift_rows(v, [-p for p in pad], 1) for k, v in inputs.items()
+            if isinstance(v, torch.Tensor) and v.dim() >= 2 and v.shape[:2] == mask.shape and k != "attention_mask"}
+    pos = torch.arange(mask.shape[1], device=mask.device).expand_as(mask)
+    last = sorted(set((n - 1).tolist()))
+    keep = torch.tensor(last, device=mask.device)
+    others = {k: v for k, v in inputs.items() if k not in rows and k != "attention_mask"}
+    out = model(**others, **rows, position_ids=pos, use_cache=True, logits_to_keep=keep)
+    pick = torch.tensor([last.index(int(i)) for i in n - 1], device=mask.device)
+    tok = out.logits[torch.arange(len(pick), device=mask.device), pick].argmax(-1)
+    left = [(shift_rows(k, pad, 2), shift_rows(v, pad, 2)) for k, v in cache_tensors(out.past_key_values)]
+    if any(pad):
+        blank = (mask == 0)[:, None, :, None]
+        left = [(k.masked_fill(blank, 0), v.masked_fill(blank, 0)) for k, v in left]
+    return make_cache(left), mask, n, tok
 
 
 @torch.inference_mode()

@@ -7,6 +7,7 @@ the demo MMMU / CMMMU prompts by the official prompt functions.
 from __future__ import annotations
 
 import pytest
+import torch
 
 from mmbench_lib.core.requests import GenerateRequest
 from mmbench_lib.models import kv_decode as kv
@@ -123,3 +124,51 @@ def test_a_logits_processor_in_the_generation_config_falls_back_to_generate_with
 def test_families_outside_the_plain_position_list_name_their_reason(spec):
     gen = load_adapter(spec, device="cpu").describe()["generation"]
     assert gen["mode"] == "batched" and gen["decoder"] == "generate in chunks" and gen["decoder_note"]
+
+
+def test_shift_rows_rolls_each_row_by_its_own_amount():
+    t = torch.arange(12).reshape(2, 6)
+    assert kv.shift_rows(t, [2, -1], 1).tolist() == [[4, 5, 0, 1, 2, 3], [7, 8, 9, 10, 11, 6]]
+    assert kv.shift_rows(t, [0, 0], 1) is t
+
+
+def test_tiny_llava_prefill_runs_without_a_padding_mask_and_matches_rows_alone(demo):
+    """A left-padded processor batch runs with its padding at the right end and no attention mask (plain
+    causal attention), then comes back left-padded: each row's first token and cache equal its own forward."""
+    a = load_adapter("tiny-llava", device="cpu")
+    reqs = _requests(_items(demo, 6), max_new_tokens=4, images=True, max_images=1)
+    rendered = [a.render(r) for r in reqs]
+    inputs = a.encode_batch([t for t, _, _ in rendered], [ims for _, ims, _ in rendered])
+    assert (inputs["attention_mask"] == 0).any()  # prompts of different lengths: padding
+    seen = []
+    forward = a.model.forward
+    a.model.forward = lambda *args, **kw: seen.append(kw.get("attention_mask")) or forward(*args, **kw)
+    try:
+        cache, mask, n, tok = kv.prefill_inputs(a.model, inputs)
+    finally:
+        del a.model.forward
+    assert seen == [None]
+    width = mask.shape[1]
+    for j, (text, ims, _) in enumerate(rendered):
+        alone = a.encode_batch([text], [ims])
+        c1, _, n1, t1 = kv.prefill_inputs(a.model, alone)
+        assert int(n[j]) == int(n1[0]) and int(tok[j]) == int(t1[0])
+        for (k, v), (k1, v1) in zip(kv.cache_tensors(cache), kv.cache_tensors(c1)):
+            assert torch.allclose(k[j, :, width - int(n[j]):], k1[0], atol=1e-5)
+            assert torch.allclose(v[j, :, width - int(n[j]):], v1[0], atol=1e-5)
+            assert not k[j, :, :width - int(n[j])].any()  # padding columns zeroed
+
+
+def test_select_on_a_buffered_cache_keeps_the_rows_in_one_copy():
+    rows, width, spare = 4, 6, 3
+    parts = [[(torch.randn(rows, 2, width, 8), torch.randn(rows, 2, width, 8)) for _ in range(2)]]
+    cache = kv.buffered_cache(parts, width, spare)
+    mask = torch.ones(rows, width, dtype=torch.long)
+    mask[1:3, :2] = 0  # rows 1 and 2 left-padded by 2, row 3 by 1
+    mask[3, :1] = 0
+    s = kv.Active([10, 11, 12, 13], cache, mask, torch.arange(rows), torch.arange(rows), [5, 5, 5, 5])
+    out = kv.select(s, [1, 2])
+    assert out.index == [11, 12] and out.width == width - 2  # two leading columns were padding in both rows
+    for (k, v), (k0, v0) in zip(kv.cache_tensors(out.cache), parts[0]):
+        assert torch.equal(k, k0[1:3, :, 2:]) and torch.equal(v, v0[1:3, :, 2:])
+    assert all(layer.kbuf.shape[2] - layer.n >= spare for layer in out.cache.layers)  # room to decode in place
