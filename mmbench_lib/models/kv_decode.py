@@ -179,7 +179,8 @@ def select(s: Active, keep: list[int]) -> Active:
     idx = torch.tensor(keep, device=s.mask.device)
     mask = s.mask.index_select(0, idx)
     drop = int((mask.sum(0) == 0).to(torch.int8).cumprod(0).sum())  # leading columns now padding in every row
-    data = [(k.index_select(0, idx)[:, :, drop:], v.index_select(0, idx)[:, :, drop:]) for k, v in cache_tensors(s.cache)]
+    data = [(k.index_select(0, idx.to(k.device))[:, :, drop:], v.index_select(0, idx.to(v.device))[:, :, drop:])
+            for k, v in cache_tensors(s.cache)]  # a dispatched model's layers may sit on several devices
     limit = [s.limit[j] for j in keep]
     cache = buffered_cache([data], s.width - drop, max(limit))
     return Active([s.index[j] for j in keep], cache, mask[:, drop:], s.pos.index_select(0, idx),
