@@ -75,7 +75,7 @@ def parse_device_map(text: str):
     value = yaml.safe_load(text) if text.startswith("{") else text
     why = device_map_problem(value)
     if why:
-        raise ValueError(f"--device-map {why}")
+        raise ValueError(why)
     return value
 
 
@@ -89,12 +89,12 @@ def parse_max_memory(text: str) -> dict:
     else:
         pairs = [p.partition("=") for p in text.split(",") if p.strip()]
         if not pairs or any(not sep for _, sep, _ in pairs):
-            raise ValueError(f"--max-memory {text!r}: use DEVICE=SIZE[,DEVICE=SIZE], e.g. 0=38GiB,cpu=120GiB")
+            raise ValueError(f"{text!r}: use DEVICE=SIZE[,DEVICE=SIZE], e.g. 0=38GiB,cpu=120GiB")
         value = {k.strip(): v.strip() for k, _, v in pairs}
     value = {memory_key(k): v for k, v in value.items()} if isinstance(value, dict) else value
     why = max_memory_problem(value, device_map="auto")
     if why:
-        raise ValueError(f"--max-memory {why}")
+        raise ValueError(why)
     return value
 
 

@@ -113,8 +113,6 @@ class RunConfig:
                 raise ValueError(f"RunConfig.{name}: {why}")
         if self.max_memory:
             self.max_memory = {memory_key(k): v for k, v in self.max_memory.items()}
-        if self.device_map is not None and self.model.startswith(("openai:", "random")):
-            raise ValueError(f"RunConfig.device_map: {self.model!r} loads no weights; device_map is for local models")
         for name, low in (("max_new_tokens", 1), ("batch_size", 1), ("num_shards", 1), ("limit", 0), ("seed", 0),
                           ("rotation", 0), ("permutation_seed", 0)):
             v = getattr(self, name)
