@@ -144,25 +144,12 @@ def cmd_published(a) -> int:
 #: ``mmbench run`` shortcuts: flag -> (notebook parameter of the same name, type)
 RUN_SHORTCUTS = {
     "model": str, "limit": int, "dtype": str, "device": str, "revision": str, "trust_remote_code": bool,
-    "device_map": "device_map", "max_memory": "max_memory", "benchmark": str, "split": str, "recipe": str,
+    "device_map": str, "max_memory": str, "benchmark": str, "split": str, "recipe": str,
     "batch_size": int, "seed": int,
 }
 #: shortcuts whose text is parsed (``--device-map auto`` or a YAML dict; ``--max-memory 0=38GiB,cpu=120GiB``)
-PARSED = {"device_map": ("auto | none | '{module: device, ...}'", "parse_device_map"),
-          "max_memory": ("DEVICE=SIZE[,DEVICE=SIZE]", "parse_max_memory")}
-
-
-def _parsed(name: str):
-    """``argparse`` type of a parsed shortcut: its value, or a one-line usage error."""
-    parse = getattr(placement, PARSED[name][1])
-
-    def convert(text):
-        try:
-            return parse(text)
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
-    convert.__name__ = name
-    return convert
+PARSED = {"device_map": ("auto | none | '{module: device, ...}'", placement.parse_device_map),
+          "max_memory": ("DEVICE=SIZE[,DEVICE=SIZE]", placement.parse_max_memory)}
 
 
 def shortcut_overrides(a, given: dict) -> dict:
@@ -175,6 +162,11 @@ def shortcut_overrides(a, given: dict) -> dict:
         if value is None:
             continue
         flag = "--" + name.replace("_", "-")
+        if name in PARSED:
+            try:
+                value = PARSED[name][1](value)
+            except ValueError as e:
+                raise ValueError(f"{flag}: {e}") from None
         known = known if known is not None else notebook_parameters(a.notebook) if Path(a.notebook).is_file() else {}
         if known and name not in known:
             raise ValueError(f"{flag}: {Path(a.notebook).name} has no parameter {name!r}; it accepts {sorted(known)}")
@@ -328,7 +320,7 @@ def add_run_shortcuts(s) -> None:
         if kind is bool:
             s.add_argument(flag, action="store_const", const=True, default=None, help=f"-p {name} True")
         elif name in PARSED:
-            s.add_argument(flag, type=_parsed(name), metavar=name.upper(), help=f"-p {name}: {PARSED[name][0]}")
+            s.add_argument(flag, metavar=name.upper(), help=f"-p {name}: {PARSED[name][0]}")
         else:
             s.add_argument(flag, type=kind, metavar=name.upper(), help=f"-p {name} {name.upper()}")
 

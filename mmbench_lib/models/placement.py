@@ -19,6 +19,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from mmbench_lib.models.embedded import cache_root
+
 STRATEGIES = ("auto", "balanced", "balanced_low_0", "sequential")
 DEVICE_RE = re.compile(r"cpu|disk|mps|cuda(:\d+)?")
 SIZE_RE = re.compile(r"\d+(\.\d+)?\s*(KiB|MiB|GiB|KB|MB|GB)", re.IGNORECASE)
@@ -110,8 +112,6 @@ def pick_device(device: str = "auto") -> str:
 def offload_folder() -> str:
     """Where weights mapped to ``"disk"`` are written: ``$MMBENCH_OFFLOAD_DIR``, else
     ``$MMBENCH_CACHE/offload/<pid>`` (one folder per process: runs never share offloaded files)."""
-    from mmbench_lib.models.embedded import cache_root
-
     return os.environ.get("MMBENCH_OFFLOAD_DIR") or str(cache_root() / "offload" / str(os.getpid()))
 
 

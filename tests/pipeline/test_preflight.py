@@ -103,3 +103,20 @@ def test_a_baseline_without_a_model_does_not_check_the_model():
     check_values({"benchmark": "mmmu", "baseline": "random", "model": "causal:/no/such/model"})
     with pytest.raises(BadValue):
         check_values({"benchmark": "mmmu", "baseline": "all", "model": "causal:/no/such/model"})
+
+
+def test_run_config_records_placement_and_passes_it_to_the_loader(tmp_path):
+    from mmbench_lib.pipeline.config import RunConfig
+    from mmbench_lib.pipeline.runs import model_settings
+
+    settings = model_settings("cpu", "auto", "", False, "auto", {"0": "20GiB", "cpu": "60GiB"})
+    assert settings["dtype"] is None and settings["revision"] is None
+    c = RunConfig("mmmu", tmp_path, source="data/demo/mmmu", **settings)
+    assert c.max_memory == {0: "20GiB", "cpu": "60GiB"}  # accelerate's keys: GPU indices as ints
+    opts = c.adapter_options()
+    assert opts["device_map"] == "auto" and opts["max_memory"] == {0: "20GiB", "cpu": "60GiB"}
+    assert c.to_dict()["device_map"] == "auto"
+    with pytest.raises(ValueError, match=r"^RunConfig.max_memory: a memory cap needs device_map"):
+        RunConfig("mmmu", tmp_path, source="x", max_memory={0: "20GiB"})
+    with pytest.raises(ValueError, match=r"^RunConfig.device_map: 'lm_head': device 'gpu' is not"):
+        RunConfig("mmmu", tmp_path, source="x", device_map={"lm_head": "gpu"})
