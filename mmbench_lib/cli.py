@@ -13,7 +13,7 @@ from mmbench_lib import __version__, tasks
 from mmbench_lib.analysis.results import format_table, read_results
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.demo import ensure_demo
-from mmbench_lib.models import MODEL_REGISTRY
+from mmbench_lib.models import MODEL_REGISTRY, placement
 from mmbench_lib.models.registry import describe_model, spec_usage
 from mmbench_lib.runner import NotebookFailed, notebook_parameters, parse_override, run_notebook
 from mmbench_lib.tasks.recipes import RECIPES
@@ -144,8 +144,12 @@ def cmd_published(a) -> int:
 #: ``mmbench run`` shortcuts: flag -> (notebook parameter of the same name, type)
 RUN_SHORTCUTS = {
     "model": str, "limit": int, "dtype": str, "device": str, "revision": str, "trust_remote_code": bool,
-    "device_map": str, "benchmark": str, "split": str, "recipe": str, "batch_size": int, "seed": int,
+    "device_map": str, "max_memory": str, "benchmark": str, "split": str, "recipe": str,
+    "batch_size": int, "seed": int,
 }
+#: shortcuts whose text is parsed (``--device-map auto`` or a YAML dict; ``--max-memory 0=38GiB,cpu=120GiB``)
+PARSED = {"device_map": ("auto | none | '{module: device, ...}'", placement.parse_device_map),
+          "max_memory": ("DEVICE=SIZE[,DEVICE=SIZE]", placement.parse_max_memory)}
 
 
 def shortcut_overrides(a, given: dict) -> dict:
@@ -158,6 +162,11 @@ def shortcut_overrides(a, given: dict) -> dict:
         if value is None:
             continue
         flag = "--" + name.replace("_", "-")
+        if name in PARSED:
+            try:
+                value = PARSED[name][1](value)
+            except ValueError as e:
+                raise ValueError(f"{flag}: {e}") from None
         known = known if known is not None else notebook_parameters(a.notebook) if Path(a.notebook).is_file() else {}
         if known and name not in known:
             raise ValueError(f"{flag}: {Path(a.notebook).name} has no parameter {name!r}; it accepts {sorted(known)}")
@@ -310,6 +319,8 @@ def add_run_shortcuts(s) -> None:
         flag = "--" + name.replace("_", "-")
         if kind is bool:
             s.add_argument(flag, action="store_const", const=True, default=None, help=f"-p {name} True")
+        elif name in PARSED:
+            s.add_argument(flag, metavar=name.upper(), help=f"-p {name}: {PARSED[name][0]}")
         else:
             s.add_argument(flag, type=kind, metavar=name.upper(), help=f"-p {name} {name.upper()}")
 

@@ -215,9 +215,15 @@ def check_param_values(notebook: str, params: dict, known: dict) -> None:
 
 #: parameters that decide what a run computes: a run folder holding predictions keeps its values
 RESUME_KEYS = ("benchmark", "benchmarks", "model", "models", "recipe", "reduction", "split", "source",
-               "annotation_file", "max_new_tokens", "dtype", "revision", "seed", "papers")
+               "annotation_file", "max_new_tokens", "dtype", "revision", "trust_remote_code", "device_map",
+               "max_memory", "seed", "papers")
 #: those a manifest's ``config`` records as the notebook gave them (paths and dtypes are resolved there)
-CONFIG_KEYS = ("benchmark", "model", "recipe", "reduction", "split", "max_new_tokens", "seed")
+CONFIG_KEYS = ("benchmark", "model", "recipe", "reduction", "split", "max_new_tokens", "seed", "device_map", "max_memory")
+
+
+def _plain(value):
+    """A value as JSON holds it (``{0: "20GiB"}`` and a manifest's ``{"0": "20GiB"}`` compare equal)."""
+    return json.loads(json.dumps(value, default=str))
 
 
 def _norm_split(values: dict) -> dict:
@@ -265,7 +271,7 @@ def check_resume(folder: Path, notebook: Path, params: dict, known: dict) -> Non
     where, old, keys = previous
     old, new = _norm_split(old), _norm_split(effective_params(params, known))
     for key in keys:
-        if key in old and key in new and old[key] != new[key]:
+        if key in old and key in new and _plain(old[key]) != _plain(new[key]):
             raise ParameterError(
                 f"run folder {folder} holds predictions made with {key}={old[key]!r} ({where}); this run asks for "
                 f"{key}={new[key]!r}: use another --run-id, or the same settings to resume")

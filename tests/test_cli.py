@@ -190,3 +190,25 @@ def test_resume_guard_reads_a_manifest_config_as_the_notebook_gave_it(tmp_path):
         check_resume(folder, nb, {"max_new_tokens": 32}, known)
     (folder / "smollm2" / "predictions.jsonl").write_text("")  # nothing scored yet: any settings may start over
     check_resume(folder, nb, {"max_new_tokens": 32}, known)
+
+
+def test_placement_shortcuts_parse_check_and_refuse(tmp_path):
+    from mmbench_lib.cli import build_parser, shortcut_overrides
+
+    nb = "notebooks/10_seed_bench.ipynb"
+    a = build_parser().parse_args(["run", nb, "--device-map", "auto", "--max-memory", "0=38GiB,1=38GiB,cpu=120GiB",
+                                   "--dtype", "bfloat16"])
+    got = shortcut_overrides(a, {})
+    assert got == {"device_map": "auto", "max_memory": {0: "38GiB", 1: "38GiB", "cpu": "120GiB"}, "dtype": "bfloat16"}
+    a = build_parser().parse_args(["run", nb, "--device-map", "{model.layers.0: 0, lm_head: cpu}"])
+    assert shortcut_overrides(a, {}) == {"device_map": {"model.layers.0": 0, "lm_head": "cpu"}}
+    line = one_error_line(cli(tmp_path, "run", nb, "--device-map", "everywhere"))
+    assert "--device-map: 'everywhere'" in line and "auto" in line
+    line = one_error_line(cli(tmp_path, "run", nb, "--device-map", "auto", "--max-memory", "gpu0=20GiB"))
+    assert "--max-memory: key 'gpu0' is not a GPU index" in line
+    # a memory cap without a device map is refused by the value checks, before any kernel starts
+    line = one_error_line(cli(tmp_path, "run", nb, "-p", "max_memory", "{0: 20GiB}"))
+    assert "max_memory=" in line and "needs device_map" in line
+    line = one_error_line(cli(tmp_path, "run", "notebooks/40_paper_figures.ipynb", "--device-map", "auto"))
+    assert "has no parameter 'device_map'" in line
+    assert not (tmp_path / "outputs").exists()

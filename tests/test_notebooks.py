@@ -77,3 +77,21 @@ def test_seed1_video_through_a_vlm(demo_dir, outputs):
     assert manifest["recipe"]["image_size"] == 224 and manifest["model"]["adapter"] == "ImageTextToText"
     groups = {g["group"]: g for g in json.loads((outputs / "v1video" / "metrics.json").read_text())["groups"]}
     assert groups["Video"]["n"] == 9 and "Image" not in groups
+
+
+def test_seed2_with_a_model_split_over_cpu_and_disk(demo_dir, outputs, tmp_path, monkeypatch):
+    """--device-map with some modules on "disk" (accelerate offload): the run records where the model sits."""
+    monkeypatch.setenv("MMBENCH_OFFLOAD_DIR", str(tmp_path / "offload"))
+    device_map = ("{model.vision_tower: disk, model.multi_modal_projector: cpu, model.language_model.embed_tokens: disk, "
+                  "model.language_model.layers.0: cpu, model.language_model.layers.1: disk, "
+                  "model.language_model.norm: cpu, model.language_model.rotary_emb: cpu, lm_head: disk}")
+    rc = main(["run", str(ROOT / "notebooks/10_seed_bench.ipynb"), "-f", str(ROOT / "params/10_seed_bench/seed2_demo_tiny_llava.yaml"),
+               "-p", "data_dir", str(demo_dir), "--limit", "6", "--device-map", device_map, "--run-id", "split"])
+    assert rc == 0
+    manifest = json.loads((outputs / "split" / "manifest.json").read_text())
+    assert manifest["config"]["device_map"]["lm_head"] == "disk" and manifest["config"]["dtype"] is None
+    assert manifest["model"]["device"] == "cpu"
+    assert manifest["model"]["placement"]["modules"]["disk"] == [
+        "model.vision_tower", "model.language_model.embed_tokens", "model.language_model.layers.1", "lm_head"]
+    assert len(_rows(outputs / "split" / "predictions.jsonl")) == 6
+    assert all(r["status"] == "ok" for r in _rows(outputs / "split" / "predictions.jsonl"))

@@ -28,19 +28,21 @@ from __future__ import annotations
 from mmbench_lib.core.requests import IMAGE, Adapter, ChoiceScore, Generation, GenerateRequest, ScoreRequest  # noqa: F401
 from mmbench_lib.models import loaders  # noqa: F401 - registers the local families
 from mmbench_lib.models.adapters import image_text_adapter  # noqa: F401
+from mmbench_lib.models.placement import Placement, device_map_problem, max_memory_problem
 from mmbench_lib.models.openai_compat import OpenAICompatible  # noqa: F401 - registers openai:
 from mmbench_lib.models.random_choice import RandomChoice  # noqa: F401 - registers random
 from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, register_model, split_spec  # noqa: F401
 from mmbench_lib.models.tiny_specs import TINY_FAMILIES  # noqa: F401
 
 #: options every local family's loader takes (an endpoint family takes ``**endpoint`` instead)
-LOCAL_OPTIONS = ("device", "dtype", "scorer", "revision", "trust_remote_code", "append_eos")
+LOCAL_OPTIONS = ("device", "dtype", "scorer", "revision", "trust_remote_code", "append_eos", "placement")
 
 
 def load_adapter(spec, device: str = "auto", dtype: str | None = None, scorer: str = "reference",
                  revision: str | None = None, trust_remote_code: bool = False, append_eos: bool = False,
-                 **endpoint):
+                 device_map=None, max_memory: dict | None = None, **endpoint):
     """Build an adapter from a spec string (see module doc) or return an adapter unchanged.
+    ``device_map`` / ``max_memory`` spread a local model over devices (``models.placement``).
     ``endpoint`` keywords (base_url, api_key_env, concurrency, max_retries, timeout) go to ``openai:``.
     The family is looked up by the spec's prefix in ``MODEL_REGISTRY`` (``register_model``)."""
     if not isinstance(spec, str):
@@ -51,5 +53,9 @@ def load_adapter(spec, device: str = "auto", dtype: str | None = None, scorer: s
         return family.loader(target, **endpoint)
     if endpoint:
         raise ValueError(f"endpoint options {sorted(endpoint)} apply only to openai:<model> specs")
+    for name, why in (("device_map", device_map_problem(device_map)), ("max_memory", max_memory_problem(max_memory, device_map))):
+        if why:
+            raise ValueError(f"{name}: {why}")
     return family.loader(target, prefix=prefix, device=device, dtype=dtype, scorer=scorer, revision=revision,
-                         trust_remote_code=trust_remote_code, append_eos=append_eos)
+                         trust_remote_code=trust_remote_code, append_eos=append_eos,
+                         placement=Placement(device, device_map, max_memory))

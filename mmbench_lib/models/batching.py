@@ -145,11 +145,11 @@ def decode_greedy(model, inputs: dict, max_new_tokens: int, stops: set[int], pad
         step_inputs = _grow({k2: v for k2, v in step_inputs.items() if k2 in ("attention_mask", *_TOKEN_TYPE_KEYS)}, got)
         step_inputs["input_ids"] = ids
         if len(keep) < len(rows):
-            idx = torch.tensor(keep, device=ids.device)
+            idx = torch.tensor(keep)  # on the CPU: it indexes cache layers on any device (a dispatched model)
             cache.batch_select_indices(idx)
             if drop_rows is not None:
                 drop_rows(idx)
-            step_inputs = {k2: v.index_select(0, idx) for k2, v in step_inputs.items()}
+            step_inputs = {k2: v.index_select(0, idx.to(v.device)) for k2, v in step_inputs.items()}
             rows = [rows[j] for j in keep]
     return new
 

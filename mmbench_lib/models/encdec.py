@@ -19,6 +19,8 @@ import torch
 
 from mmbench_lib.core.requests import IMAGE, ChoiceScore, GenerateRequest, Generation, ScoreRequest
 from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, stop_ids
+from mmbench_lib.models.placement import placement_record
+from mmbench_lib.scoring.devices import input_device
 from mmbench_lib.scoring.reference import choice_scores
 
 
@@ -139,7 +141,7 @@ class Blip2EncoderDecoder:
         self.scorer = ENCDEC_SCORERS[scorer]()
         self.append_eos = append_eos  # the T5 convention (LAVIS): </s> is scored
         self.info = dict(info or {})
-        self.device = next(model.parameters()).device
+        self.device = input_device(model)
         self.family = getattr(model.config, "model_type", "blip-2")
 
     def prefix_inputs(self, prompt: str, images) -> dict:
@@ -223,7 +225,7 @@ class Blip2EncoderDecoder:
         return {
             "adapter": type(self).__name__, "name": self.name, "family": self.family, "scorer": self.scorer.name,
             "append_eos": self.append_eos, "dtype": str(next(self.model.parameters()).dtype),
-            "device": str(self.device),
+            **placement_record(self.model, self.device),
             "image_placement": "one image, its query tokens first; image markers in the prompt are removed",
             "generation": {"mode": "batched", **(self.generator.policy if getattr(self, "generator", None)
                                                  else BatchPolicy()).describe(),

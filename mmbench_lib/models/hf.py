@@ -15,14 +15,10 @@ import torch
 from mmbench_lib.core.requests import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, Video, interleave
 from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, stop_ids
 from mmbench_lib.models.kv_decode import kv_decode_reason
+from mmbench_lib.models.placement import pick_device, placement_record  # noqa: F401 - pick_device: loaders
 from mmbench_lib.scoring import get_scorer
+from mmbench_lib.scoring.devices import input_device
 from mmbench_lib.scoring.reference import Prepared
-
-
-def pick_device(device: str = "auto") -> str:
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
 
 
 def pick_dtype(dtype: str | None, device: str) -> torch.dtype:
@@ -47,7 +43,7 @@ class DecoderOnlyAdapter:
         self.scorer = get_scorer(scorer)
         self.append_eos = append_eos
         self.info = dict(info or {})
-        self.device = next(model.parameters()).device
+        self.device = input_device(model)  # a model spread over devices: where its embeddings run
 
     # -- to be provided by each family
     def prefix_inputs(self, prompt: str, images, chat: bool, generation: bool = False) -> dict:
@@ -153,7 +149,7 @@ class DecoderOnlyAdapter:
         return {
             "adapter": type(self).__name__, "name": self.name, "scorer": self.scorer.name,
             "append_eos": self.append_eos, "dtype": str(next(self.model.parameters()).dtype),
-            "device": str(self.device), "generation": self.generation_mode(), **self.info,
+            **placement_record(self.model, self.device), "generation": self.generation_mode(), **self.info,
         }
 
     def generation_mode(self) -> dict:

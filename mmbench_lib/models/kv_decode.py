@@ -184,7 +184,8 @@ def select(s: Active, keep: list[int]) -> Active:
     if all(hasattr(layer, "kbuf") for layer in s.cache.layers):
         cache = _select_buffered(s.cache, idx, drop)
     else:
-        data = [(k.index_select(0, idx)[:, :, drop:], v.index_select(0, idx)[:, :, drop:]) for k, v in cache_tensors(s.cache)]
+        data = [(k.index_select(0, idx.to(k.device))[:, :, drop:], v.index_select(0, idx.to(v.device))[:, :, drop:])
+                for k, v in cache_tensors(s.cache)]  # a dispatched model's layers may sit on several devices
         cache = buffered_cache([data], s.width - drop, max(limit))
     return Active([s.index[j] for j in keep], cache, mask[:, drop:], s.pos.index_select(0, idx),
                   s.last.index_select(0, idx), limit)
@@ -196,8 +197,9 @@ def _select_buffered(cache, idx: torch.Tensor, drop: int):
     from transformers import DynamicCache
 
     out = DynamicCache()
-    out.layers = [buffer_layer()(layer.kbuf.index_select(0, idx)[:, :, drop:],
-                                 layer.vbuf.index_select(0, idx)[:, :, drop:], layer.n - drop) for layer in cache.layers]
+    out.layers = [buffer_layer()(layer.kbuf.index_select(0, idx.to(layer.kbuf.device))[:, :, drop:],
+                                 layer.vbuf.index_select(0, idx.to(layer.vbuf.device))[:, :, drop:], layer.n - drop)
+                  for layer in cache.layers]  # a dispatched model's layers may sit on several devices
     return out
 
 

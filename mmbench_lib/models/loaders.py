@@ -10,59 +10,65 @@ from mmbench_lib.models.registry import DESCRIPTIONS, register_model
 from mmbench_lib.models.tiny_specs import TINY_FAMILIES
 
 
-def _device_dtype(device, dtype):
+def _dtype(placement, dtype):
     from mmbench_lib.models.hf import pick_device, pick_dtype
 
-    dev = pick_device(device)
-    return dev, pick_dtype(dtype, dev)
+    return pick_dtype(dtype, pick_device(placement.device))
+
+
+def _pretrained(model_class, target, placement, dtype, **kw):
+    """``from_pretrained`` on one device (moved there) or dispatched by accelerate (``placement.load_kwargs``)."""
+    model = model_class.from_pretrained(target, dtype=_dtype(placement, dtype), **placement.load_kwargs(), **kw)
+    return placement.finish(model)
+
+
+def _built(model, placement, dtype):
+    """A model built from a config (random weights): cast to ``dtype``, then placed."""
+    return placement.dispatch(model.to(_dtype(placement, dtype)))
 
 
 @register_model("smollm2")
-def load_smollm2(target, *, device, dtype, scorer, append_eos, **_):
+def load_smollm2(target, *, placement, dtype, scorer, append_eos, **_):
     """The embedded SmolLM2-135M-Instruct (text only; the blind LLM baseline)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from mmbench_lib.models.hf import HFCausalLM
 
-    dev, torch_dtype = _device_dtype(device, dtype)
     path = embedded.converted_dir()
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype).to(dev)
+    model = _pretrained(AutoModelForCausalLM, path, placement, dtype)
     info = {"model_id": embedded.MODEL_ID, "gguf": str(embedded.gguf_path())}
     return HFCausalLM(model, AutoTokenizer.from_pretrained(path), "smollm2", info=info, scorer=scorer,
                       append_eos=append_eos)
 
 
 @register_model("causal", needs_target=True)
-def load_causal(target, *, device, dtype, scorer, revision, trust_remote_code, append_eos, **_):
+def load_causal(target, *, placement, dtype, scorer, revision, trust_remote_code, append_eos, **_):
     """Any transformers causal LM, text only."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from mmbench_lib.models.hf import HFCausalLM
 
-    dev, torch_dtype = _device_dtype(device, dtype)
     kw = {"revision": revision, "trust_remote_code": trust_remote_code}
-    model = AutoModelForCausalLM.from_pretrained(target, dtype=torch_dtype, **kw).to(dev)
+    model = _pretrained(AutoModelForCausalLM, target, placement, dtype, **kw)
     tok = AutoTokenizer.from_pretrained(target, **kw)
     info = {"model_id": target, "revision": revision, "trust_remote_code": trust_remote_code}
     return HFCausalLM(model, tok, target, info=info, scorer=scorer, append_eos=append_eos)
 
 
 @register_model("vlm", "blip2", "instructblip", needs_target=True)
-def load_image_text(target, *, prefix, device, dtype, scorer, revision, trust_remote_code, append_eos, **_):
+def load_image_text(target, *, prefix, placement, dtype, scorer, revision, trust_remote_code, append_eos, **_):
     """``vlm:``: AutoModelForImageTextToText (family detected from the config); ``blip2:`` /
     ``instructblip:``: BLIP-2 / InstructBLIP through their own classes."""
     import transformers
     from transformers import AutoProcessor
 
-
-    dev, torch_dtype = _device_dtype(device, dtype)
     model_class = {
         "vlm": transformers.AutoModelForImageTextToText,
         "blip2": transformers.Blip2ForConditionalGeneration,
         "instructblip": transformers.InstructBlipForConditionalGeneration,
     }[prefix]
     kw = {"revision": revision, "trust_remote_code": trust_remote_code}
-    model = model_class.from_pretrained(target, dtype=torch_dtype, **kw).to(dev)
+    model = _pretrained(model_class, target, placement, dtype, **kw)
     processor = AutoProcessor.from_pretrained(target, **kw)
     info = {"model_id": target, "revision": revision, "trust_remote_code": trust_remote_code,
             "model_class": type(model).__name__}
@@ -70,27 +76,27 @@ def load_image_text(target, *, prefix, device, dtype, scorer, revision, trust_re
 
 
 @register_model("tiny-llava")
-def load_tiny_llava(target, *, device, dtype, scorer, append_eos, **_):
+def load_tiny_llava(target, *, placement, dtype, scorer, append_eos, **_):
     """A random-weight LLaVA (tests, demos of the code path)."""
     from mmbench_lib.models.hf import ImageTextToText
     from mmbench_lib.models.tiny import tiny_llava
 
-    dev, _dtype = _device_dtype(device, dtype)
     model, processor = tiny_llava()
     info = {"model_id": "tiny random-weight LlavaForConditionalGeneration (tests only)"}
-    return ImageTextToText(model.to(dev), processor, "tiny-llava", info=info, scorer=scorer, append_eos=append_eos)
+    return ImageTextToText(_built(model, placement, dtype), processor, "tiny-llava", info=info, scorer=scorer,
+                           append_eos=append_eos)
 
 
 @register_model(*TINY_FAMILIES)
-def load_tiny_family(target, *, prefix, device, dtype, scorer, trust_remote_code, append_eos, **_):
+def load_tiny_family(target, *, prefix, placement, dtype, scorer, trust_remote_code, append_eos, **_):
     """``tiny-<family>``: random-weight models built from configs (see ``tiny_specs.TINY_FAMILIES``)."""
     from mmbench_lib.models import tiny
 
-    dev, _dtype = _device_dtype(device, dtype)
     builder, kwargs = TINY_FAMILIES[prefix]
     model, processor = getattr(tiny, builder)(**kwargs)
     info = {"model_id": f"tiny random-weight {type(model).__name__} (tests only)", "trust_remote_code": trust_remote_code}
-    return image_text_adapter(model.to(dev), processor, prefix, info=info, scorer=scorer, append_eos=append_eos)
+    return image_text_adapter(_built(model, placement, dtype), processor, prefix, info=info, scorer=scorer,
+                              append_eos=append_eos)
 
 
 DESCRIPTIONS.update({

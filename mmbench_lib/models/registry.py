@@ -3,7 +3,7 @@
 A family registers its loader once::
 
     @register_model("causal")
-    def load_causal(target, *, device, dtype, scorer, revision, trust_remote_code, append_eos): ...
+    def load_causal(target, *, placement, dtype, scorer, revision, trust_remote_code, append_eos): ...
 
 ``load_adapter("causal:<id>")`` then finds it by the spec's prefix (the part before ``:``; a spec
 without ``:`` is its own prefix, e.g. ``smollm2``, ``tiny-llava``). Loaders import torch /

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mmbench_lib import tasks
+from mmbench_lib.models.placement import device_map_problem, max_memory_problem, memory_key
 from mmbench_lib.models.registry import check_spec
 from mmbench_lib.pipeline.baselines import BASELINES
 from mmbench_lib.scoring import REDUCTIONS, scorer_names
@@ -30,7 +31,8 @@ _TYPES: dict[str, tuple] = {
     "split": (str, type(None)), "subjects": (str, list, tuple, type(None)), "cache_dir": (str, Path, type(None)),
     "model": (str,), "recipe": (str,), "reduction": (str, type(None)), "scorer": (str,), "baseline": (str,),
     "max_new_tokens": (int,), "batch_size": (int,), "device": (str,), "dtype": (str, type(None)),
-    "revision": (str, type(None)), "trust_remote_code": (bool,), "limit": (int, type(None)), "seed": (int,),
+    "revision": (str, type(None)), "trust_remote_code": (bool,), "device_map": (str, dict, type(None)),
+    "max_memory": (dict, type(None)), "limit": (int, type(None)), "seed": (int,),
     "shard_index": (int,), "num_shards": (int,), "generated_dir": (str, Path, type(None)), "clip_model": (str,),
     "clip_pretrained": (str, type(None)), "ocr_lang": (str, type(None)), "ocr_psm": (int, type(None)),
     "endpoint": (dict,), "use_random": (bool,), "retry_failed": (bool,), "progress": (bool,), "parameters": (dict,),
@@ -62,7 +64,9 @@ class RunConfig:
     baseline: str = "none"
     max_new_tokens: int = 32
     batch_size: int = 8
-    device: str = "auto"
+    device: str = "auto"  # one device; ignored when device_map is set
+    device_map: str | dict | None = None  # None: one device; "auto": accelerate over the GPUs; or module -> device
+    max_memory: dict | None = None  # with device_map: cap per device, e.g. {0: "38GiB", "cpu": "120GiB"}
     dtype: str | None = None
     revision: str | None = None
     trust_remote_code: bool = False
@@ -106,6 +110,12 @@ class RunConfig:
         self._known("video_input", self.video_input, ("native", "frames"))
         if not DEVICE_RE.fullmatch(self.device):
             raise ValueError(f"RunConfig.device: {self.device!r} is not auto, cpu, mps, cuda or cuda:<n>")
+        for name, why in (("device_map", device_map_problem(self.device_map)),
+                          ("max_memory", max_memory_problem(self.max_memory, self.device_map))):
+            if why:
+                raise ValueError(f"RunConfig.{name}: {why}")
+        if self.max_memory:
+            self.max_memory = {memory_key(k): v for k, v in self.max_memory.items()}
         for name, low in (("max_new_tokens", 1), ("batch_size", 1), ("num_shards", 1), ("limit", 0), ("seed", 0),
                           ("rotation", 0), ("permutation_seed", 0)):
             v = getattr(self, name)
@@ -173,7 +183,8 @@ class RunConfig:
     def adapter_options(self) -> dict:
         """Keyword arguments of ``mmbench_lib.models.load_adapter`` for ``model``."""
         return {"device": self.device, "dtype": self.dtype, "scorer": self.scorer, "revision": self.revision,
-                "trust_remote_code": self.trust_remote_code, **self.endpoint}
+                "trust_remote_code": self.trust_remote_code, "device_map": self.device_map, "max_memory": self.max_memory,
+                **self.endpoint}
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, paths as strings (what the manifest records)."""

@@ -4,7 +4,7 @@
 raises ``BadValue(name, why)`` for the first value that cannot work: a model spec that cannot be
 resolved offline (unknown family, missing local folder, a hub id absent from the local Hugging Face
 cache under ``HF_HUB_OFFLINE=1``), a split, subject (with a did-you-mean), dimension, level, part,
-benchmark, baseline, device, dtype, data source or run folder that does not exist. It imports no
+benchmark, baseline, device, dtype, device map, memory cap, data source or run folder that does not exist. It imports no
 torch or transformers and reads no dataset, so ``mmbench run`` refuses a mistake in about a second.
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ from mmbench_lib import tasks
 from mmbench_lib.core.manifest import resolve
 from mmbench_lib.core.paths import outputs_root
 from mmbench_lib.models import embedded
+from mmbench_lib.models.placement import device_map_problem, max_memory_problem
 from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, split_spec
 from mmbench_lib.pipeline.baselines import BASELINES
 from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES
@@ -187,6 +188,21 @@ def _check_runs(name: str, refs) -> None:
             raise BadValue(name, f"no run folder {ref!r} (neither a folder nor a run id under {outputs_root()})")
 
 
+def check_placement(values: dict) -> None:
+    """``device_map``: null, "auto" (or another accelerate strategy) or module -> device; ``max_memory``:
+    null or device -> size, only with a device map; ``trust_remote_code``: a bool."""
+    if "device_map" in values:
+        why = device_map_problem(values["device_map"])
+        if why:
+            raise BadValue("device_map", why)
+    if values.get("max_memory") not in (None, {}):
+        why = max_memory_problem(values["max_memory"], values.get("device_map"))
+        if why:
+            raise BadValue("max_memory", why)
+    if "trust_remote_code" in values and not isinstance(values["trust_remote_code"], bool):
+        raise BadValue("trust_remote_code", f"use True or False, got {values['trust_remote_code']!r}")
+
+
 def _uses_model(values: dict) -> bool:
     return values.get("baseline", "none") not in ("random", "frequent")
 
@@ -217,6 +233,7 @@ def check_values(values: dict, protocol: str | None = None) -> None:
             check_choice(name, values[name], allowed)
     if isinstance(values.get("device"), str) and not DEVICE_RE.fullmatch(values["device"]):
         raise BadValue("device", "use auto, cpu, mps, cuda or cuda:<n>")
+    check_placement(values)
     for name in ("runs", "compare_runs", "source_run"):
         if values.get(name):
             _check_runs(name, values[name])

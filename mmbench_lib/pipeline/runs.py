@@ -159,8 +159,17 @@ NOTEBOOK_PARAMETERS = {
     "run_id", "benchmark", "data_dir", "annotation_file", "image_root", "video_roots", "frames_root", "dimensions",
     "cc3m_dir", "seed_bench_v2_dir", "level", "part", "model", "recipe", "reduction", "scorer", "batch_size",
     "device", "limit", "seed", "generated_dir", "clip_model", "clip_pretrained", "shard_index", "num_shards", "blind_ids",
-    "video_input",
+    "video_input", "dtype", "revision", "trust_remote_code", "device_map", "max_memory",
 }
+
+
+def model_settings(device: str = "auto", dtype: str | None = "auto", revision: str | None = "",
+                   trust_remote_code: bool = False, device_map=None, max_memory: dict | None = None) -> dict:
+    """The model settings of a notebook's parameters as ``RunConfig`` / ``load_adapter`` keywords
+    (empty strings and dicts mean "not given"; dtype "auto" is recorded as None, the default)."""
+    return {"device": device, "dtype": None if dtype in ("", "auto") else dtype, "revision": revision or None,
+            "trust_remote_code": trust_remote_code,
+            "device_map": None if device_map in ("", "none", {}) else device_map, "max_memory": max_memory or None}
 
 
 def loader_args(benchmark: str, annotation_file: str = "", demo: dict | None = None, **kw) -> dict:
@@ -187,7 +196,7 @@ PATH_ARGS = {"image_root", "video_roots", "frames_root", "cc3m_dir", "seed_bench
 
 
 __all__ = ["RunConfig", "evaluate", "evaluate_ranking", "evaluate_generation", "metrics_from_store", "run_dir",
-           "make_run_id", "load_items", "demo_args", "loader_args", "NOTEBOOK_PARAMETERS", "per_dimension"]
+           "make_run_id", "load_items", "demo_args", "loader_args", "NOTEBOOK_PARAMETERS", "per_dimension", "model_settings"]
 
 
 #: the baselines MMMU §4.1 and CMMMU §4.1 report, in table order: Random Choice, Frequent Choice,

@@ -14,12 +14,13 @@ def base_config(benchmark: str, out, demo: dict | None = None, *, annotation_fil
                 seed_bench_v2_dir: str = "", level: str = "L2", part: str = "all", source: str = "", split: str = "",
                 subjects="all", model: str = "smollm2", recipe: str = "seed1-ppl", reduction: str = "",
                 scorer: str = "shared-prefix", max_new_tokens: int = 16, batch_size: int = 8, device: str = "auto",
-                limit: int = 0, seed: int = 0, parameters: dict | None = None) -> RunConfig:
+                limit: int = 0, seed: int = 0, parameters: dict | None = None, settings: dict | None = None) -> RunConfig:
     """A ``RunConfig`` for ``benchmark`` in ``out``. Empty strings mean "not given": with no
     ``annotation_file`` (SEED) or ``source`` (MMMU / CMMMU) the demo set ``demo`` (``demo.ensure_demo``)
-    is used. Ranking fields apply to SEED / SEED-2, generation fields to MMMU / CMMMU."""
+    is used. Ranking fields apply to SEED / SEED-2, generation fields to MMMU / CMMMU. ``settings``: the
+    model settings (``runs.model_settings``: dtype, revision, trust_remote_code, device, device_map, max_memory)."""
     common = {"model": model, "batch_size": batch_size, "device": device, "limit": limit, "seed": seed,
-              "parameters": dict(parameters or {})}
+              "parameters": dict(parameters or {}), **(settings or {})}
     if protocol_of(benchmark) == "ranking":
         args = runs.loader_args(benchmark, annotation_file, demo=None if annotation_file else demo,
                                 image_root=image_root, video_roots=video_roots or {}, frames_root=frames_root,

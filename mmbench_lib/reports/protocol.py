@@ -544,10 +544,11 @@ def _sources(protocols: list[Protocol], made: dict, how) -> pd.DataFrame:
 def seed_report(benchmark: str, data: dict, out_dir, model: str = "smollm2",
                 protocols=DEFAULT_SEED_PROTOCOLS, limit: int | None = None, max_new_tokens: int = 16,
                 reuse: bool = True, scorer: str = "shared-prefix", batch_size: int = 8, device: str = "auto",
-                progress: bool = False) -> ProtocolReport:
+                progress: bool = False, settings: dict | None = None) -> ProtocolReport:
     """SEED v1 / SEED-2 under several protocols (``SEED_PROTOCOLS`` keys). One run per recipe, in
     ``out_dir/<benchmark>__<recipe>`` (resumable) unless a matching finished run is found in
-    ``outputs/`` (``reuse``)."""
+    ``outputs/`` (``reuse``). ``settings``: model settings (``runs.model_settings``)."""
+    settings = {"device": device, **(settings or {})}
     if getattr(tasks.get(benchmark), "PROTOCOL", "ranking") != "ranking":
         raise ValueError(f"seed_report is for the ranking benchmarks seed / seed2, not {benchmark!r}")
     chosen = [SEED_PROTOCOLS[k] for k in protocols]
@@ -555,12 +556,12 @@ def seed_report(benchmark: str, data: dict, out_dir, model: str = "smollm2",
     items = items[:limit] if limit else items
     ids = [it.id for it in items]
     text_ids = {it.id for it in items if it.output == "text"}  # image-output items have no letter to compare
-    shared = _SharedModel({"device": device, "scorer": scorer})
+    shared = _SharedModel({**settings, "scorer": scorer})
     made = {}
     for recipe in dict.fromkeys(p.recipe for p in chosen):
         config = RunConfig(benchmark, Path(out_dir) / f"{benchmark}__{recipe}", data=data, model=model, recipe=recipe,
                            scorer=scorer, limit=limit, max_new_tokens=max_new_tokens, batch_size=batch_size,
-                           device=device, progress=progress,
+                           progress=progress, **settings,
                            parameters={"report": "protocol sensitivity", "recipe": recipe, "limit": limit})
         made[recipe] = ensure_run(config, ids, shared, reuse)
     folders = {r: m["folder"] for r, m in made.items()}
@@ -572,20 +573,21 @@ def seed_report(benchmark: str, data: dict, out_dir, model: str = "smollm2",
 def parser_report(benchmark: str, source, out_dir, model: str = "smollm2", split: str | None = None,
                   subjects=None, variants=None, limit: int | None = None, max_new_tokens: int = 16,
                   seeds: int = 2000, reuse: bool = True, batch_size: int = 8, device: str = "auto",
-                  progress: bool = False) -> ProtocolReport:
+                  progress: bool = False, settings: dict | None = None) -> ProtocolReport:
     """MMMU / CMMMU: one generation run (reused from ``outputs/`` or made in ``out_dir/<benchmark>__generation``),
     its stored responses re-scored by each parser variant (``PARSER_VARIANTS``), and the total over
-    fallback seeds ``0 .. seeds-1`` under the official parser."""
+    fallback seeds ``0 .. seeds-1`` under the official parser. ``settings``: model settings (``runs.model_settings``)."""
+    settings = {"device": device, **(settings or {})}
     if benchmark not in PARSER_VARIANTS:
         raise ValueError(f"parser_report is for mmmu / cmmmu, not {benchmark!r}")
     chosen = [PARSER_VARIANTS[benchmark][k] for k in (variants or PARSER_VARIANTS[benchmark])]
     config = RunConfig(benchmark, Path(out_dir) / f"{benchmark}__generation", source=str(source), split=split,
                        subjects=subjects, model=model, limit=limit, max_new_tokens=max_new_tokens,
-                       batch_size=batch_size, device=device, progress=progress,
+                       batch_size=batch_size, progress=progress, **settings,
                        parameters={"report": "protocol sensitivity", "limit": limit})
     items = generation_items(benchmark, config.source, config.split, config.subjects, config.cache_dir)
     ids = [it.id for it in (items[:limit] if limit else items)]
-    made = {"run": ensure_run(config, ids, _SharedModel({"device": device}), reuse)}
+    made = {"run": ensure_run(config, ids, _SharedModel(settings), reuse)}
     run = reader.load_run(made["run"]["folder"])
     with tempfile.TemporaryDirectory() as tmp:
         files = _official_files(run, Path(tmp))

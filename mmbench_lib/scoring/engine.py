@@ -58,6 +58,7 @@ import warnings
 import torch
 
 from mmbench_lib.core.requests import ChoiceScore
+from mmbench_lib.scoring.devices import input_device
 from mmbench_lib.scoring.reference import Prepared, ReferenceScorer, choice_scores
 
 _TOKEN_KEYS = ("input_ids", "attention_mask")
@@ -373,7 +374,7 @@ class SharedPrefixScorer:
                 pos += range(plen, plen + len(body))
                 if body:
                     blocks.append((start, plen, cstart, len(body)))
-        device = next(model.parameters()).device
+        device = input_device(model)
         t = len(ids)
         allowed = torch.zeros(t, t, dtype=torch.bool)
         for pstart, plen, cstart, clen in blocks:
@@ -406,13 +407,13 @@ class SharedPrefixScorer:
         pre = self._prefix_pass(model, group)
         if pre is None:  # caches that cannot be stacked: one question at a time
             return [s for p in group for s in self._score_group(model, [p], max_rows)]
-        device = pre.last_logits.device
+        device = input_device(model)  # the choice pass's inputs (a dispatched model: the embeddings' device)
         # every choice's first token: from the prefix's last logits, one gather for the group
         heads = [(q, c, cont[0]) for q, p in enumerate(group) for c, cont in enumerate(p.continuations) if cont]
         first = torch.log_softmax(pre.last_logits.float(), dim=-1)  # (B, V)
         if heads:
-            qi = torch.tensor([q for q, _, _ in heads], device=device)
-            ti = torch.tensor([t for _, _, t in heads], device=device)
+            qi = torch.tensor([q for q, _, _ in heads], device=first.device)
+            ti = torch.tensor([t for _, _, t in heads], device=first.device)
             first_lp = first[qi, ti].cpu()
         logprobs = [[torch.zeros(0) for _ in p.continuations] for p in group]
         for k, (q, c, _) in enumerate(heads):

@@ -72,6 +72,15 @@ def test_bad_model_specs(spec, needle):
     ({"benchmark": "mmmu", "source": "no/such/folder"}, "source", "no such folder"),
     ({"device": "gpu"}, "device", "cuda:<n>"),
     ({"dtype": "fp16"}, "dtype", "use one of"),
+    ({"dtype": "bfloat16", "device_map": "auto", "max_memory": {0: "38GiB", "1": "38GiB", "cpu": "120GiB"}}, None, None),
+    ({"device_map": {"model.layers.0": 0, "lm_head": "cuda:1", "model.norm": "disk"}, "max_memory": None}, None, None),
+    ({"device_map": "atuo"}, "device_map", "use null (one device), auto"),
+    ({"device_map": ["auto"]}, "device_map", "expected null, 'auto' or a non-empty dict"),
+    ({"device_map": {"lm_head": "gpu1"}}, "device_map", "'lm_head': device 'gpu1' is not a GPU index"),
+    ({"device_map": "auto", "max_memory": {"gpu0": "20GiB"}}, "max_memory", "key 'gpu0' is not a GPU index"),
+    ({"device_map": "auto", "max_memory": {0: "20 gigs"}}, "max_memory", "size '20 gigs' is not a byte count"),
+    ({"device_map": None, "max_memory": {0: "20GiB"}}, "max_memory", "a memory cap needs device_map"),
+    ({"trust_remote_code": "yes"}, "trust_remote_code", "use True or False"),
     ({"compare_runs": ["no-such-run"]}, "compare_runs", "no run folder 'no-such-run'"),
 ])
 def test_values(values, name, needle, monkeypatch, tmp_path):
@@ -94,3 +103,20 @@ def test_a_baseline_without_a_model_does_not_check_the_model():
     check_values({"benchmark": "mmmu", "baseline": "random", "model": "causal:/no/such/model"})
     with pytest.raises(BadValue):
         check_values({"benchmark": "mmmu", "baseline": "all", "model": "causal:/no/such/model"})
+
+
+def test_run_config_records_placement_and_passes_it_to_the_loader(tmp_path):
+    from mmbench_lib.pipeline.config import RunConfig
+    from mmbench_lib.pipeline.runs import model_settings
+
+    settings = model_settings("cpu", "auto", "", False, "auto", {"0": "20GiB", "cpu": "60GiB"})
+    assert settings["dtype"] is None and settings["revision"] is None
+    c = RunConfig("mmmu", tmp_path, source="data/demo/mmmu", **settings)
+    assert c.max_memory == {0: "20GiB", "cpu": "60GiB"}  # accelerate's keys: GPU indices as ints
+    opts = c.adapter_options()
+    assert opts["device_map"] == "auto" and opts["max_memory"] == {0: "20GiB", "cpu": "60GiB"}
+    assert c.to_dict()["device_map"] == "auto"
+    with pytest.raises(ValueError, match=r"^RunConfig.max_memory: a memory cap needs device_map"):
+        RunConfig("mmmu", tmp_path, source="x", max_memory={0: "20GiB"})
+    with pytest.raises(ValueError, match=r"^RunConfig.device_map: 'lm_head': device 'gpu' is not"):
+        RunConfig("mmmu", tmp_path, source="x", device_map={"lm_head": "gpu"})
