@@ -43,6 +43,8 @@ def test_notebook_is_clean_and_parameterised(nb):
     assert sum("parameters" in c["metadata"].get("tags", []) for c in code) == 1
     assert not any(c.get("outputs") or c.get("execution_count") for c in code), "commit notebooks without outputs"
     assert data["metadata"]["kernelspec"]["name"] == "python3"
+    ids = [c.get("id") for c in data["cells"]]  # nbformat 4.5: every cell has a unique id (papermill, nbval, JupyterLab)
+    assert all(ids) and len(set(ids)) == len(ids), "every cell needs a unique id"
 
 
 @pytest.mark.parametrize("params", PARAMS, ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -628,7 +628,8 @@ def accuracy_figure(report: ProtocolReport, ax=None, title: str | None = None):
     if chance is not None:
         ax.axvline(chance, ls="--", color="grey", lw=1)
         ax.text(chance, y.max() + 0.55, "chance", ha="center", va="bottom", fontsize=FONT - 1, color="grey")
-    unofficial = set(report.sources.loc[report.sources["kind"].str.startswith("NOT"), "protocol"])
+    src = report.sources
+    unofficial = set(src.loc[src["kind"].str.startswith("NOT"), "protocol"]) if "kind" in src else set()
     ax.set_yticks(y, [f"{p} \u2020" if p in unofficial else p for p in acc["protocol"]], fontsize=FONT)
     ax.set_ylim(-0.6, len(acc) - 0.2)
     ax.set_xlim(0, 100)

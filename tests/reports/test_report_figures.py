@@ -28,7 +28,8 @@ def test_blind_figure_names():
              "wilson_low": 0.0, "wilson_high": 0.8, "p_holm": 1.0}
             for d, name, acc in ((1, "Scene Understanding", 1 / 3), (None, blind.ALL, 1 / 3))]
     solvable = pd.DataFrame([{"share": 1 / 3, "expected_share": 0.25, "blind_solvable": 1, "n": 3}] * 2)
-    audit = SimpleNamespace(per_model=pd.DataFrame(rows), solvable=solvable, benchmark="seed2", split="")
+    audit = SimpleNamespace(per_model=pd.DataFrame(rows), solvable=solvable, benchmark="seed2", split="",
+                            models=[{"label": "smollm2", "model": "smollm2"}])
     fig = blind.figure(audit)
     title = fig._suptitle.get_text()
     assert title == "Blind-solvability of SEED-Bench-2: SmolLM2-135M-Instruct without the images"
