@@ -13,6 +13,7 @@ from PIL import Image
 
 from mmbench_lib.tasks import seed1, seed2
 from mmbench_lib.demo import make_demo
+from mmbench_lib.demo import seed2 as seed2_demo
 from mmbench_lib.demo.draw import COLOURS
 from mmbench_lib.core.video import frame_indices, read_video_frames
 
@@ -58,12 +59,21 @@ def test_deterministic(demo, tmp_path):
         if p.read_bytes() == b[rel].read_bytes():
             continue
         # an encoder may embed varying metadata (and x264 was seen, once in a full CI-length run, to
-        # encode a clip differently): then the decoded frames must still agree, to the pixel level
+        # encode a clip differently): then the decoded frames must still agree, to the pixel level.
+        # SEED-2's video frames (tasks 20-22) are decoded from those clips, so they inherit the same
+        # tolerance (seen once on CI: one Epic-Kitchens frame PNG differing between two builds).
+        codecs = (demo["seed"].get("video_codecs"), second["seed"].get("video_codecs"))
+        if rel.endswith(".png") and any(f"/{folder}/" in f"/{rel}" for folder in seed2_demo.V2_VIDEO_FOLDERS.values()):
+            x = np.asarray(Image.open(p).convert("RGB"), dtype=int)
+            y = np.asarray(Image.open(b[rel]).convert("RGB"), dtype=int)
+            assert x.shape == y.shape, rel
+            worst = float(np.abs(x - y).mean())
+            assert worst <= 1.0, f"{rel}: frame differs by {worst:.2f} levels on average (codecs {codecs})"
+            continue
         assert p.suffix.lower() in VIDEO_EXTS, rel
         fa, fb = _decode(str(p))[0], _decode(str(b[rel]))[0]
         assert len(fa) == len(fb), rel
         worst = max(float(np.abs(x.astype(int) - y.astype(int)).mean()) for x, y in zip(fa, fb))
-        codecs = (demo["seed"].get("video_codecs"), second["seed"].get("video_codecs"))
         assert worst <= 1.0, f"{rel}: decoded frames differ by {worst:.2f} levels on average (codecs {codecs})"
     assert (first / "README.md").is_file()
 
