@@ -10,6 +10,9 @@ A sub-run is the folder itself or any folder below it with a ``metrics.json`` (t
 * generation: the ``overall`` entry (``submission`` and no accuracy on a test split);
 * ranking: all its scored questions pooled (question-weighted, 95% clustered bootstrap interval);
   ``scope`` names the group those dimensions make up (``All``, ``L2``, ...) or counts them.
+
+``protocol`` is ``ranking`` or ``generation``, or ``generated letters`` for a SEED run whose recipe has
+the model write the letter (a labelled non-paper protocol, :mod:`mmbench_lib.tasks.recipes`).
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import json
 from pathlib import Path
 
 from mmbench_lib import tasks
+from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.analysis.reader import RANKING, RunError, load_run
 from mmbench_lib.core.metrics import ENTRY_KEYS, SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.store import METRICS, SHARDS, write_json_atomic
@@ -56,6 +60,15 @@ def _generation_summary(run) -> tuple[str, dict]:
     return "submission", entry(0, 0, counts.get("failed", 0)) | {"n": counts.get("ok", 0), "correct": None}
 
 
+def _protocol(protocol: str, recipe) -> str:
+    """``ranking`` / ``generation`` as the reader has it, except a SEED run whose recipe generates the
+    letter (``lmms-eval-gen``, ``vlmevalkit-gen``; stored like a ranking run): ``generated letters``."""
+    if protocol == RANKING and isinstance(recipe, str) and recipe in RECIPES \
+            and RECIPES[recipe].generates:
+        return "generated letters"
+    return protocol
+
+
 def run_result(run, top: Path) -> dict:
     """One sub-run's record: where, what, the headline entry and its whole metrics."""
     scope, summary = _ranking_summary(run) if run.protocol == RANKING else _generation_summary(run)
@@ -63,7 +76,7 @@ def run_result(run, top: Path) -> dict:
     first = run.samples.iloc[0] if len(run.samples) else {}
     return {"run": top.name if rel == "." else rel, "benchmark": run.benchmark,
             "model": run.metrics.get("label") or first.get("model") or run.metrics.get("model"),
-            "protocol": run.protocol, "recipe": first.get("recipe"), "split": run.metrics.get("split"),
+            "protocol": _protocol(run.protocol, first.get("recipe")), "recipe": first.get("recipe"), "split": run.metrics.get("split"),
             "scope": scope, "summary": summary, "metrics": run.metrics}
 
 

@@ -80,3 +80,12 @@ def test_group_table_names_benchmark_and_model_from_the_metrics(top):
         assert list(df.columns[:4]) == ["run", "benchmark", "model", "group"]
         assert set(df["benchmark"]) == {"seed"} and set(df["model"]) == {"random"}
         assert set(df["group"]) == {"Image", "Video", "All"}
+
+
+def test_a_seed_run_whose_recipe_generates_the_letter_is_not_called_ranking():
+    """lmms-eval-gen / vlmevalkit-gen runs are stored like ranking runs but the model wrote its answer."""
+    assert results._protocol("ranking", "lmms-eval-gen") == "generated letters"
+    assert results._protocol("ranking", "vlmevalkit-gen") == "generated letters"
+    assert results._protocol("ranking", "qwen-vl-letters") == "ranking"  # letters ranked by likelihood
+    assert results._protocol("ranking", "my-own-recipe") == "ranking"
+    assert results._protocol("generation", None) == "generation"
