@@ -67,6 +67,34 @@ def hub_cached(repo_id: str, revision: str | None = None, kind: str = "model") -
         datasets_cache.is_dir() and any(p.name.lower() == wanted for p in datasets_cache.iterdir()))
 
 
+def hub_unreachable(timeout: float = 3.0) -> str | None:
+    """Why the Hugging Face endpoint (``HF_ENDPOINT``, default huggingface.co) cannot be reached, or
+    ``None`` when a TCP connection opens: one quick probe, so an uncached hub id on a machine without
+    the network fails before the kernel starts, not after transformers' ~25 s of retries."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants
+
+    url = urlsplit(os.environ.get("HF_ENDPOINT") or constants.ENDPOINT)
+    host, port = url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as e:
+        return f"{host}:{port} unreachable ({e.strerror or e})"
+    return None
+
+
+def _not_cached(what: str, target: str, rev: str, fix: str) -> str | None:
+    """The one-line reason an uncached hub id cannot load here, or ``None`` when it can be downloaded."""
+    if offline():
+        return f"{what} {target!r}{rev} is not in the local Hugging Face cache and HF_HUB_OFFLINE=1 forbids downloading it; {fix}"
+    why = hub_unreachable()
+    if why:
+        return f"{what} {target!r}{rev} is not in the local Hugging Face cache and the hub is {why}; {fix}"
+    return None
+
+
 def check_model(spec, revision: str | None = None, name: str = "model") -> None:
     """A model spec that can load without the network, or ``BadValue`` saying why and what to do."""
     if not isinstance(spec, str):
@@ -93,11 +121,12 @@ def check_model(spec, revision: str | None = None, name: str = "model") -> None:
         return
     if _looks_like_path(target) or not HUB_ID_RE.fullmatch(target):
         raise BadValue(name, f"no such model folder {str(local)!r} (relative paths start at the repository root)")
-    if offline() and not hub_cached(target, revision):
+    if not hub_cached(target, revision):
         rev = f" at revision {revision!r}" if revision else ""
-        raise BadValue(name, f"hub id {target!r}{rev} is not in the local Hugging Face cache and HF_HUB_OFFLINE=1 "
-                             f"forbids downloading it; download it first (huggingface-cli download {target}) "
-                             f"or give a local folder ({prefix}:/path/to/model)")
+        why = _not_cached("hub id", target, rev, f"download it first (huggingface-cli download {target}) "
+                                                 f"or give a local folder ({prefix}:/path/to/model)")
+        if why:
+            raise BadValue(name, why)
 
 
 def check_benchmark(benchmark, protocol: str | None, name: str = "benchmark") -> None:
@@ -164,7 +193,7 @@ def check_choice(name: str, value, allowed) -> None:
 
 
 def check_source(benchmark: str, source) -> None:
-    """Empty (the demo set), an existing local folder, or a hub id the cache holds when offline."""
+    """Empty (the demo set), an existing local folder, or a hub id the cache holds or the hub can serve."""
     if not source:
         return
     if resolve(source).exists():
@@ -172,9 +201,10 @@ def check_source(benchmark: str, source) -> None:
     if _looks_like_path(source) or source.count("/") != 1 or not HUB_ID_RE.fullmatch(source):
         raise BadValue("source", f"no such folder {str(resolve(source))!r}, and not a hub id such as "
                                  f"{tasks.get(benchmark).HUB_ID!r}")
-    if offline() and not hub_cached(source, kind="dataset"):
-        raise BadValue("source", f"hub dataset {source!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE=1 "
-                                 f"forbids downloading it; download it first or give a local folder")
+    if not hub_cached(source, kind="dataset"):
+        why = _not_cached("hub dataset", source, "", "download it first or give a local folder")
+        if why:
+            raise BadValue("source", why)
 
 
 def run_folder_exists(ref) -> bool:

@@ -1,5 +1,7 @@
 """Parameter values checked before a kernel starts (``mmbench_lib.pipeline.preflight``)."""
 import json
+import socket
+import time
 
 import pytest
 
@@ -26,11 +28,36 @@ def test_hub_id_offline_must_be_in_the_local_cache(tmp_path, monkeypatch):
         check_model("vlm:org/cached-model", revision="v2")
 
 
-def test_hub_id_online_is_left_to_the_hub(tmp_path, monkeypatch):
+def test_hub_id_online_is_left_to_a_reachable_hub(tmp_path, monkeypatch):
+    """Not offline and the endpoint answers: the download is the hub's business (a local listening
+    socket stands in for huggingface.co, so the test needs no network)."""
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    check_model("causal:org/not-cached")
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.getsockname()[1]}")
+        check_model("causal:org/not-cached")
+
+
+def test_hub_id_uncached_with_the_hub_unreachable_fails_at_once(tmp_path, monkeypatch):
+    """Not offline but no network: one line naming the endpoint, before transformers' retries."""
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    with socket.socket() as s:  # a port nothing listens on: connection refused at once
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    started = time.monotonic()
+    with pytest.raises(BadValue, match=f"not in the local Hugging Face cache and the hub is 127.0.0.1:{port} unreachable"):
+        check_model("causal:org/not-cached")
+    assert time.monotonic() - started < 5
+    _cache_model(tmp_path / "hub", "org/not-cached")
+    check_model("causal:org/not-cached")  # cached: no network needed
+    with pytest.raises(BadValue, match="hub dataset 'org/no-data' is not in the local Hugging Face cache and the hub is"):
+        check_values({"benchmark": "mmmu", "source": "org/no-data"}, "generation")
 
 
 def test_local_model_folder(tmp_path):
