@@ -42,13 +42,16 @@ def group_table(runs: dict):
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def save_table(df, out_dir, name: str, floatfmt: str = ".1f") -> list[Path]:
+def save_table(df, out_dir, name: str, floatfmt: str | dict = ".1f") -> list[Path]:
     """Write a table as ``tables/<name>.csv`` and ``.md`` under the run folder; ``floatfmt`` formats the
-    ``.md`` (``.1f`` suits percentages; fraction tables need ``.3f``). The CSV keeps every digit."""
+    ``.md`` (``.1f`` suits percentages; fraction tables need ``.3f``), or a dict of column -> format
+    with ``.1f`` for the others (p-values beside percentages). The CSV keeps every digit."""
     folder = Path(out_dir) / "tables"
     folder.mkdir(parents=True, exist_ok=True)
     csv, md = folder / f"{name}.csv", folder / f"{name}.md"
     df.to_csv(csv, index=False)
+    if isinstance(floatfmt, dict):
+        floatfmt = tuple(floatfmt.get(c, ".1f") for c in df.columns)
     md.write_text(df.to_markdown(index=False, floatfmt=floatfmt) + "\n", encoding="utf-8")
     return [csv, md]
 
