@@ -93,6 +93,8 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
     metrics = summarize(store.rows(), benchmarks.get(benchmark).GROUPS)
     metrics.update(benchmark=benchmark, model=first.get("model", {}).get("name"),
                    recipe=first.get("recipe", {}).get("name"), reduction=first.get("recipe", {}).get("reduction"))
+    if isinstance(first.get("video_input"), dict):  # ranking runs: how video items reached the model, as one process writes it
+        metrics["video_input"] = first["video_input"].get("used")
     store.write_metrics(metrics)
     write_json_atomic(Path(out_dir) / "merge.json", {"shards": n, "items": len(rows_by_id)})
     return metrics
