@@ -11,7 +11,10 @@ count, each after a warm-up, best of ``--repeats``:
   336 px / patch 14: 576 image tokens per image).
 
 For each: questions/second of both, their ratio, exact agreement of the token ids and agreement
-of the answers the official MMMU parser extracts (both must be 1.0), batches and decode work; on
+of the answers the official MMMU parser extracts (both must be 1.0), batches and decode work; the
+batched path's time for one new token (``prefill_only_seconds``: prompts, images and prefill, no decode
+step) and ``ceiling_ratio`` = one at a time / that time, the most any batching of the decode steps can
+reach on this machine (decode free); on
 the kv-decode path (``mmbench_lib.models.kv_decode``) also the prompt tokens against the tokens the
 prefill forwards ran (shared prefixes once, padding included) and the decode steps.
 ``--peer lm-eval`` also times lm-evaluation-harness's ``HFLM.generate_until`` on the same model
@@ -22,6 +25,7 @@ object and prompts at several batch sizes when ``lm_eval`` is importable.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -95,6 +99,17 @@ def compare(adapter, items, reqs, repeats: int, loop_batch: int = 0) -> dict:
         bat = generate_in_chunks(adapter, reqs, loop_batch)
         t_bat = min(t_bat, time.perf_counter() - t0)
         log(f"  batched       {t_bat:.2f} s, batches {gen.batches}")
+    # The ceiling of any batching: the batched path asked for one new token (prompt building, image
+    # processing, vision tower and prefill, with shared prefixes once) and no decode step. Batching pays
+    # only on the decode steps, so one-at-a-time / this time bounds the ratio from above on this machine.
+    first = [dataclasses.replace(r, max_new_tokens=1) for r in reqs]
+    t_pre = float("inf")
+    for _ in range(repeats):
+        adapter.generator = BatchedGenerator(BatchPolicy())
+        t0 = time.perf_counter()
+        generate_in_chunks(adapter, first, loop_batch)
+        t_pre = min(t_pre, time.perf_counter() - t0)
+    log(f"  batched, prefill only (1 new token) {t_pre:.2f} s")
     texts_one = [adapter.finish(r, t).text for r, t in zip(reqs, one)]
     texts_bat = [adapter.finish(r, t).text for r, t in zip(reqs, bat)]
     n = len(reqs)
@@ -106,6 +121,8 @@ def compare(adapter, items, reqs, repeats: int, loop_batch: int = 0) -> dict:
         "one_at_a_time_seconds": round(t_one, 3), "batched_seconds": round(t_bat, 3),
         "one_at_a_time_qps": round(n / t_one, 3), "batched_qps": round(n / t_bat, 3),
         "ratio_batched_over_one_at_a_time": round(t_one / t_bat, 3),
+        "prefill_only_seconds": round(t_pre, 3), "ceiling_ratio": round(t_one / t_pre, 3),
+        "prefill_share_of_batched": round(t_pre / t_bat, 3),
         "decoder": adapter.describe()["generation"].get("decoder"),
         "batches": gen.batches, "decode_row_steps": gen.row_steps, "decode_steps": len(gen.decode_widths) or None,
         "prompt_tokens": gen.prompt_tokens or None, "prefill_tokens_run": gen.prefill_tokens or None,

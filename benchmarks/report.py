@@ -110,6 +110,8 @@ def rows(results: dict[str, dict]) -> list[list[str]]:
     names = {"text_smollm2": "SmolLM2-135M, MMMU demo prompts", "vlm_tiny_llava_336": "tiny LLaVA, MMMU demo prompts + images"}
     for key, w in gen.items():
         label = f"{names.get(key, key)}, {w.get('max_new_tokens', '?')} new tokens"
+        if w.get("ceiling_ratio"):  # one at a time / the batched prefill alone: the most batching can give here
+            label += f" (ceiling {_x(w['ceiling_ratio'])})"
         out.append(["generation", label, f"batched {_q(w.get('batched_qps'))}", f"one at a time {_q(w.get('one_at_a_time_qps'))}",
                     _x(w.get("ratio_batched_over_one_at_a_time")), TARGETS.get(("generation_speed", key), ""),
                     _agree(w.get("exact_token_agreement"), w.get("parsed_answer_agreement"))])
