@@ -91,10 +91,14 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
     store.update_manifest(**{k: v for k, v in first.items() if k != "shard"},
                           merged_from=[str(p) for p in shards.values()], num_shards=n)
     metrics = summarize(store.rows(), benchmarks.get(benchmark).GROUPS)
+    counted = set(metrics)
     metrics.update(benchmark=benchmark, model=first.get("model", {}).get("name"),
                    recipe=first.get("recipe", {}).get("name"), reduction=first.get("recipe", {}).get("reduction"))
-    if isinstance(first.get("video_input"), dict):  # ranking runs: how video items reached the model, as one process writes it
-        metrics["video_input"] = first["video_input"].get("used")
+    # the run's labels (model, recipe, video_input, ...) as the shard run wrote them beside its counts, so
+    # the merge carries every field a single-process run writes; the counts come from the merged rows
+    shard_metrics = shards[(0, n)].with_name(shards[(0, n)].name.replace("manifest", "metrics"))
+    if shard_metrics.is_file():
+        metrics.update({k: v for k, v in json.loads(shard_metrics.read_text(encoding="utf-8")).items() if k not in counted})
     store.write_metrics(metrics)
     write_json_atomic(Path(out_dir) / "merge.json", {"shards": n, "items": len(rows_by_id)})
     return metrics
