@@ -16,7 +16,9 @@ batched path's time for one new token (``prefill_only_seconds``: prompts, images
 step) and ``ceiling_ratio`` = one at a time / that time, the most any batching of the decode steps can
 reach on this machine (decode free); on
 the kv-decode path (``mmbench_lib.models.kv_decode``) also the prompt tokens against the tokens the
-prefill forwards ran (shared prefixes once, padding included) and the decode steps.
+prefill forwards ran (shared prefixes once, padding included) and the decode steps; whether the linear
+layers ran on packed weights (``mmbench_lib.models.packed``; packing, once per loaded model, is timed apart as
+``packing_seconds``) and the text prompts were prefilled end to end (``mmbench_lib.models.flat_prefill``).
 ``--peer lm-eval`` also times lm-evaluation-harness's ``HFLM.generate_until`` on the same model
 object and prompts at several batch sizes when ``lm_eval`` is importable.
 
@@ -85,7 +87,19 @@ def generate_in_chunks(adapter, reqs, chunk: int):
     return [t for i in range(0, len(reqs), chunk) for t in adapter.generate_ids(reqs[i:i + chunk])]
 
 
+def pack_weights(adapter) -> dict:
+    """Pack the model's linear weights once, as the first batched call would (``models.packed``; a cost per
+    loaded model, like loading the weights, so outside the timed runs), and say what it took."""
+    from mmbench_lib.models import packed
+
+    t0 = time.perf_counter()
+    with packed.packed_linears(adapter.model) as reason:
+        pass
+    return {"packing_seconds": round(time.perf_counter() - t0, 3), "packing_note": reason}
+
+
 def compare(adapter, items, reqs, repeats: int, loop_batch: int = 0) -> dict:
+    packing = pack_weights(adapter)
     adapter.generate_ids(reqs[:2], batched=False)  # warm-up
     adapter.generate_ids(reqs[:2])
     t_one = t_bat = float("inf")
@@ -123,7 +137,7 @@ def compare(adapter, items, reqs, repeats: int, loop_batch: int = 0) -> dict:
         "ratio_batched_over_one_at_a_time": round(t_one / t_bat, 3),
         "prefill_only_seconds": round(t_pre, 3), "ceiling_ratio": round(t_one / t_pre, 3),
         "prefill_share_of_batched": round(t_pre / t_bat, 3),
-        "decoder": adapter.describe()["generation"].get("decoder"),
+        "decoder": adapter.describe()["generation"].get("decoder"), **gen.paths(adapter), **packing,
         "batches": gen.batches, "decode_row_steps": gen.row_steps, "decode_steps": len(gen.decode_widths) or None,
         "prompt_tokens": gen.prompt_tokens or None, "prefill_tokens_run": gen.prefill_tokens or None,
         "decode_row_steps_without_dropping": sum(gen.batches) * reqs[0].max_new_tokens,

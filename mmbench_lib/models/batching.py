@@ -18,8 +18,10 @@ Each row's new tokens are cut at its first stop token, exactly as one ``generate
 Families whose cached forward takes plain positions (text LMs, LLaVA-1.5 / NeXT / OneVision,
 Idefics3; ``adapter.kv_decode_reason()`` is None) take the faster path of
 ``mmbench_lib.models.kv_decode`` instead of steps 2-3: a shared prompt prefix computed once,
-small length-sorted prefill batches feeding one decode batch, one forward per step without
-``generate``, finished rows leaving at once and waiting prompts joining (continuous batching).
+text prompts prefilled end to end in one forward (``flat_prefill``; prompts with images in small
+length-sorted batches) feeding one decode batch, one forward per step without ``generate``,
+finished rows leaving at once and waiting prompts joining (continuous batching), and on the CPU
+in fp32 the linear layers on pre-packed weights (``packed``).
 """
 from __future__ import annotations
 
@@ -30,10 +32,16 @@ import torch
 
 from mmbench_lib.core.requests import GenerateRequest
 from mmbench_lib.models import kv_decode as kv
+from mmbench_lib.models import packed
 from mmbench_lib.scoring.engine import is_oom
 
 #: inputs that grow with the sequence and how a generated token extends them (``generate``'s own rules)
 _TOKEN_TYPE_KEYS = ("token_type_ids", "mm_token_type_ids")
+
+
+#: prompts per padded prefill forward when ``BatchPolicy.prefill_rows`` is None (tiny LLaVA: 8 rows 0.52 s,
+#: 16 rows 0.58 s, 32 rows 0.56 s on the benchmark's image workload: more rows, more padding)
+PADDED_PREFILL_ROWS = 8
 
 
 @dataclass
@@ -43,14 +51,24 @@ class BatchPolicy:
     token_budget: int = 32768
     max_rows: int = 32
     chunk: int = 4  # decode steps between dropping finished rows; 0: one generate call per batch
-    prefill_rows: int = 8  # kv-decode path: prompts per prefill forward (decode batches hold up to max_rows)
+    #: kv-decode path: prompts per prefill forward (decode batches hold up to max_rows); None: 8 in padded batches
+    #: (more rows cost more padding), max_rows end to end (no padding; one forward instead of several)
+    prefill_rows: int | None = None
     prefill_tokens: int = 8192  # kv-decode path: rows x padded prompt length of one prefill forward
     share_prefix: bool = True  # kv-decode path: compute the prompts' common token prefix once
+    packed_weights: bool = True  # kv-decode path: fp32 CPU linears on pre-packed weights (``models.packed``)
+    #: kv-decode path: the fixed cost of one more forward (the weights read once more) in prompt tokens of
+    #: compute (a SmolLM2 forward of 1 token took 70 ms, a prompt token 1.6-1.9 ms, on one CPU core: about 40);
+    #: a prompt up to this many tokens shorter than its batch's longest pads rather than opening a forward,
+    #: and a shared prefix is computed apart only when that saves at least this many prompt tokens
+    forward_tokens: int = 32
+    flat_prefill: bool = True  # kv-decode path: text prompts prefilled end to end, no padding (``models.flat_prefill``)
 
     def describe(self) -> dict:
         return {"token_budget": self.token_budget, "max_rows": self.max_rows, "chunk": self.chunk,
                 "prefill_rows": self.prefill_rows, "prefill_tokens": self.prefill_tokens,
-                "share_prefix": self.share_prefix}
+                "share_prefix": self.share_prefix, "packed_weights": self.packed_weights,
+                "forward_tokens": self.forward_tokens, "flat_prefill": self.flat_prefill}
 
 
 def plan_batches(keys: list, lengths: list[int], max_new: list[int], policy: BatchPolicy) -> list[list[int]]:
@@ -170,13 +188,16 @@ class BatchedGenerator:
     def __init__(self, policy: BatchPolicy | None = None):
         self.policy = policy or BatchPolicy()
         self.max_rows = self.policy.max_rows  # lowered after an out-of-memory error
-        self.prefill_rows = min(self.policy.prefill_rows, self.max_rows)  # likewise (kv-decode path)
+        self.prefill_rows = None if self.policy.prefill_rows is None else min(self.policy.prefill_rows, self.max_rows)
+        # likewise (kv-decode path); None until a run knows whether it prefills end to end
         self.oom_events = 0
         self.batches: list[int] = []  # rows of each (prefill) batch that ran (for tests and the benchmark)
         self.row_steps = 0  # sum over decode chunks of rows x steps: the decode work done
         self.prompt_tokens = 0  # kv-decode path: prompt tokens of the requests ...
         self.prefill_tokens = 0  # ... and the tokens the prefill forwards ran (shared prefixes once, padding included)
         self.decode_widths: list[int] = []  # kv-decode path: rows of each decode step
+        self.packed_reason: str | None = "not run yet"  # kv-decode path: why the linears were not packed (None: packed)
+        self.flat_reason: str | None = "not run yet"  # kv-decode path: why text prompts were not prefilled end to end
 
     def run(self, adapter, requests: list[GenerateRequest]) -> list[list[int]]:
         """Each request's new token ids (cut at its first stop token), in input order."""
@@ -226,11 +247,43 @@ class BatchedGenerator:
         return [cut_at_stop(t, stops)[0] for t in new]
 
     def describe(self) -> dict:
-        return {**self.policy.describe(), "oom_events": self.oom_events, "max_rows_now": self.max_rows}
+        return {**self.policy.describe(), "oom_events": self.oom_events, "max_rows_now": self.max_rows,
+                "packed_weights_used": self.packed_reason is None, "packed_weights_note": self.packed_reason,
+                "flat_prefill_used": self.flat_reason is None, "flat_prefill_note": self.flat_reason}
+
+    def paths(self, adapter) -> dict:
+        """Whether the kv-decode path packs the linear weights and prefills text end to end, with the reason
+        when not: as the last run went, or (before any) as the policy and the model say it will."""
+        if self.packed_reason == "not run yet":
+            from mmbench_lib.models.flat_prefill import flat_reason
+
+            packed_note = packed.ineligible_reason(adapter.model) if self.policy.packed_weights else "off"
+            flat_note = ("off" if not self.policy.flat_prefill else "prompts with images are prefilled as processor "
+                         "batches (padded)" if not hasattr(adapter, "token_ids") else flat_reason(adapter.model))
+        else:
+            packed_note, flat_note = self.packed_reason, self.flat_reason
+        return {"packed_weights_used": packed_note is None, "packed_weights_note": packed_note,
+                "flat_prefill_used": flat_note is None, "flat_prefill_note": flat_note}
 
     # -- the kv-decode path (mmbench_lib.models.kv_decode)
     def run_kv(self, adapter, requests: list[GenerateRequest]) -> list[list[int]]:
-        """Shared prefixes once, prefill batches, one decode batch refilled as rows finish."""
+        """Shared prefixes once, prefill batches, one decode batch refilled as rows finish; on the CPU
+        in fp32, the linear layers on pre-packed weights (``mmbench_lib.models.packed``)."""
+        from mmbench_lib.models.flat_prefill import flat_reason
+
+        if not self.policy.flat_prefill:
+            self.flat_reason = "off (BatchPolicy.flat_prefill=False)"
+        elif not hasattr(adapter, "token_ids"):
+            self.flat_reason = "prompts with images are prefilled as processor batches (padded)"
+        else:
+            self.flat_reason = flat_reason(adapter.model)
+        if self.prefill_rows is None:
+            self.prefill_rows = self.max_rows if self.flat_reason is None else min(PADDED_PREFILL_ROWS, self.max_rows)
+        with packed.packed_linears(adapter.model, self.policy.packed_weights) as why:
+            self.packed_reason = why
+            return self._run_kv(adapter, requests)
+
+    def _run_kv(self, adapter, requests: list[GenerateRequest]) -> list[list[int]]:
         rendered = [adapter.render(r) for r in requests]
         ids = [adapter.token_ids(t, key) if hasattr(adapter, "token_ids") else None for t, _, key in rendered]
         keys = [(key, len(ims)) for _, ims, key in rendered]
@@ -261,7 +314,7 @@ class BatchedGenerator:
             return attach
         for key in set(keys):
             idx = [i for i, k in enumerate(keys) if k == key and ids[i] is not None]
-            for i, node in zip(idx, kv.radix([ids[i] for i in idx])):
+            for i, node in zip(idx, kv.radix([ids[i] for i in idx], self.policy.forward_tokens)):
                 attach[i] = node
         return attach
 
@@ -274,8 +327,14 @@ class BatchedGenerator:
         batches: list[list[int]] = []
         for key in sorted(set(keys), key=repr):
             idx = [i for i, k in enumerate(keys) if k == key]
+            if self.flat_reason is None and all(ids[i] is not None for i in idx):  # end to end: no padding to bound
+                idx.sort(key=lambda i: -own[i])
+                batches += [[idx[j] for j in part] for part in
+                            kv.flat_batches([own[i] for i in idx], self.prefill_rows, self.policy.prefill_tokens)]
+                continue
             batches += [[idx[j] for j in part] for part in
-                        kv.pack([own[i] for i in idx], self.prefill_rows, self.policy.prefill_tokens)]
+                        kv.pack([own[i] for i in idx], self.prefill_rows, self.policy.prefill_tokens,
+                                slack=self.policy.forward_tokens)]
         return batches
 
     def _after_oom(self, run, batch, queue, size: int) -> list[list[int]]:
@@ -312,12 +371,18 @@ class _KvRun:
         a, model, device = self.adapter, self.adapter.model, self.adapter.device
         if self.ids[batch[0]] is not None:
             nodes = [self.attach[i] for i in batch]
-            self.gen.prefill_tokens += kv.compute_nodes(model, [n for n in nodes if n is not None], a.pad_id(), device,
-                                                        self.gen.policy.prefill_tokens, self.gen.prefill_rows)
             segs = [(n, self.ids[i][n.depth if n is not None else 0:]) for n, i in zip(nodes, batch)]
-            cache, mask, pos, tok = kv.prefill_segments(model, segs, a.pad_id(), device)
+            if self.gen.flat_reason is None:  # the missing prefixes run in the same forward as the rows
+                cache, mask, pos, tok = self._prefill_flat(segs)
+            else:
+                policy = self.gen.policy
+                # this batch's prefixes and every other prefix a waiting row shares: a tree level in one forward
+                need = [n for n in nodes if n is not None] + [n for n in self.attach if n is not None and n.users > 0]
+                self.gen.prefill_tokens += kv.compute_nodes(model, need, a.pad_id(), device, policy.prefill_tokens,
+                                                            self.gen.prefill_rows, slack=policy.forward_tokens)
+                cache, mask, pos, tok = kv.prefill_segments(model, segs, a.pad_id(), device)
+                self.gen.prefill_tokens += len(batch) * max(len(t) for _, t in segs)
             self.gen.prompt_tokens += sum(len(self.ids[i]) for i in batch)
-            self.gen.prefill_tokens += len(batch) * max(len(t) for _, t in segs)
             for n in nodes:
                 kv.release(n)
         else:
@@ -332,6 +397,45 @@ class _KvRun:
         self.pending = False
         if keep:
             self.joining.append(s if len(keep) == len(batch) else kv.select(s, keep))
+
+    def _prefill_flat(self, segs):
+        """Cache (left-padded rows), mask, next positions and first tokens of rows given as (shared prefix
+        node or None, own tokens), all in one forward end to end (``flat_prefill``) together with the
+        prefix nodes not computed yet (parents first); a row's cache is its prefix's then its own."""
+        from mmbench_lib.models import flat_prefill as fp
+
+        model, device = self.adapter.model, self.adapter.device
+        missing: list = []  # nodes to compute in this forward, parents before children
+        for node, _ in segs:
+            path = node.path() if node is not None else []
+            for n in path:
+                if n.kv is None and all(n is not m for m in missing):
+                    missing.append(n)
+        missing.sort(key=lambda n: n.depth)
+        index = {id(n): j for j, n in enumerate(missing)}
+
+        def sources(node):
+            return [index[id(n)] if id(n) in index else n.kv for n in (node.path() if node is not None else [])]
+
+        plan_segs = [fp.Segment(n.tokens[n.start:], sources(n.parent), n.start) for n in missing]
+        plan_segs += [fp.Segment(t, sources(n), n.depth if n is not None else 0) for n, t in segs]
+        plan, logits = fp.prefill_flat(model, plan_segs, device)
+        tok = logits.argmax(-1)
+        for j, n in enumerate(missing):
+            n.kv = [(k.clone(), v.clone()) for k, v in plan.kv[j]]
+        parts = []
+        for (node, _), own in zip(segs, plan.kv[len(missing):]):
+            prefix = [n.kv for n in (node.path() if node is not None else [])]
+            parts.append([(torch.cat([p[li][0] for p in prefix] + [k], 2), torch.cat([p[li][1] for p in prefix] + [v], 2))
+                          for li, (k, v) in enumerate(own)])
+        self.gen.prefill_tokens += sum(len(s.tokens) for s in plan_segs)
+        lengths = [part[0][0].shape[2] for part in parts]
+        width = max(lengths)
+        cache = kv.buffered_cache(parts, width, 0)
+        mask = torch.zeros((len(segs), width), dtype=torch.long, device=device)
+        for j, n in enumerate(lengths):
+            mask[j, width - n:] = 1
+        return cache, mask, torch.tensor(lengths, device=device), tok[len(missing):]
 
     def rows(self) -> int:
         return sum(len(s.index) for s in ([self.active] if self.active is not None else []) + self.joining)

@@ -159,6 +159,7 @@ class DecoderOnlyAdapter:
         reason = self.kv_decode_reason()
         if reason is None:
             d["decoder"] = "kv-decode (shared prefix, continuous batching, one forward per step)"
+            d.update(self.generator.paths(self))
         else:
             d.update(decoder="generate in chunks", decoder_note=reason)
         if self.row_drop_unsupported:

@@ -8,18 +8,21 @@ ids of one ``generate`` call per request:
    RadixAttention) gives the prefixes several prompts share (the chat template's system turn,
    shared instructions, repeated question stems); each runs once, its cache reused by every row
    below it, and is freed when the last of them has been prefilled;
-2. **prefill**: the rest of each prompt (after its shared prefix) in batches of at most
-   ``BatchPolicy.prefill_rows`` rows, longest first, a row joining a batch only while the padding
-   stays bounded (``pack``); left-padded after the prefix caches, every token at the position it
-   has alone (explicit ``position_ids``); the images of a batch go through the processor and the
-   vision tower together, the batch run with its padding at the right end (plain causal attention, no
-   padding mask) and its cache shifted back to the left-padded layout;
+2. **prefill**: text prompts end to end (``flat_prefill``): the rows' own tokens and the prefixes
+   they need, laid one after another in one forward of batch 1, no padding, attention kept per
+   segment; prompts with images (and text under ``BatchPolicy(flat_prefill=False)``) in batches of
+   at most ``BatchPolicy.prefill_rows`` rows, longest first, a row joining a batch only while the
+   padding stays bounded (``pack``); left-padded after the prefix caches, every token at the
+   position it has alone (explicit ``position_ids``); the images of a batch go through the processor
+   and the vision tower together, the batch run with its padding at the right end (plain causal
+   attention, no padding mask) and its cache shifted back to the left-padded layout;
 3. **decode**: one batch of up to ``max_rows`` rows, filled from all prefill batches (caches
    left-padded to one width), the greedy token being the argmax of the last logits (``greedy_reason``
    checks that ``generate`` would add nothing to it); a row leaves the batch at the step it stops,
    and waiting prompts are prefilled and join the running batch (continuous batching).
 
-An out-of-memory error puts the unfinished rows back in the queue with half the batch sizes.
+On the CPU in fp32 the linear layers run on pre-packed weights throughout (``packed``). An
+out-of-memory error puts the unfinished rows back in the queue with half the batch sizes.
 """
 from __future__ import annotations
 
@@ -256,15 +259,16 @@ def radix(rows: list[list[int]], min_saving: int = 16) -> list[Node | None]:
     return attach
 
 
-def pack(lengths: list[int], max_rows: int, max_tokens: int, waste: float = 0.25) -> list[list[int]]:
+def pack(lengths: list[int], max_rows: int, max_tokens: int, waste: float = 0.25, slack: int = 0) -> list[list[int]]:
     """Batches of indices, longest first: within ``max_rows`` rows and ``max_tokens`` (rows x longest),
-    a row joining only while it is at least (1 - ``waste``) of the batch's longest (padding bounded)."""
+    a row joining only while its padding is bounded: it is at least (1 - ``waste``) of the batch's
+    longest, or at most ``slack`` tokens shorter (padding cheaper than another forward)."""
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     out: list[list[int]] = []
     for i in order:
         cur = out[-1] if out else None
         if (cur and len(cur) < max_rows and (len(cur) + 1) * lengths[cur[0]] <= max_tokens
-                and lengths[i] >= (1 - waste) * lengths[cur[0]]):
+                and (lengths[i] >= (1 - waste) * lengths[cur[0]] or lengths[cur[0]] - lengths[i] <= slack)):
             cur.append(i)
         else:
             out.append([i])
@@ -324,8 +328,23 @@ def prefill_segments(model, segs, pad_id: int, device):
     return out.past_key_values, mask, nxt, _argmax_last(out.logits)
 
 
+def flat_batches(lengths: list[int], max_rows: int, max_tokens: int) -> list[list[int]]:
+    """Consecutive indices per flat forward: within ``max_rows`` segments and ``max_tokens`` tokens."""
+    out: list[list[int]] = []
+    total = 0
+    for i, n in enumerate(lengths):
+        if out and len(out[-1]) < max_rows and total + n <= max_tokens:
+            out[-1].append(i)
+            total += n
+        else:
+            out.append([i])
+            total = n
+    return out
+
+
 @torch.inference_mode()
-def compute_nodes(model, nodes: list[Node], pad_id: int, device, max_tokens: int, max_rows: int) -> int:
+def compute_nodes(model, nodes: list[Node], pad_id: int, device, max_tokens: int, max_rows: int,
+                  slack: int = 0) -> int:
     """Compute the caches of ``nodes`` and their missing ancestors, parents first, the nodes of a
     round packed into batches (``pack``); returns the tokens run (padding included)."""
     missing, seen = [], set()
@@ -337,7 +356,7 @@ def compute_nodes(model, nodes: list[Node], pad_id: int, device, max_tokens: int
     ran = 0
     while missing:
         ready = [n for n in missing if n.parent is None or n.parent.kv is not None]
-        for part in pack([n.depth - n.start for n in ready], max_rows, max_tokens):
+        for part in pack([n.depth - n.start for n in ready], max_rows, max_tokens, slack=slack):
             batch = [ready[j] for j in part]
             cache, mask, _, _ = prefill_segments(model, [(n.parent, n.tokens[n.start:]) for n in batch], pad_id, device)
             ran += len(batch) * (batch[0].depth - batch[0].start)

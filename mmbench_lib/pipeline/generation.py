@@ -297,5 +297,6 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
     if ocr is not None:
         metrics["ocr"] = {**ocr.describe(), "tesseract_calls_this_run": ocr.calls}
     store.write_metrics(metrics)
-    store.update_manifest(finished=manifest.now(), peak_memory=manifest.peak_memory())
+    store.update_manifest(finished=manifest.now(), peak_memory=manifest.peak_memory(),
+                          model=adapter.describe())  # the generation paths as they ran
     return metrics

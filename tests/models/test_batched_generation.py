@@ -109,7 +109,7 @@ class _OOMAbove:
         return getattr(self._model, name)
 
     def _check(self, kw):
-        b = kw["input_ids"].shape[0]
+        b = len(kw["flat_plan"].segments) if "flat_plan" in kw else kw["input_ids"].shape[0]  # rows, or prompts end to end
         if b > self.k:
             if self.kind == "cuda":
                 raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
@@ -125,20 +125,24 @@ class _OOMAbove:
         return self._model(**kw)
 
 
+@pytest.mark.parametrize("flat", [True, False], ids=["end-to-end", "padded"])
 @pytest.mark.parametrize("kind", ["cuda", "runtime"])
-def test_out_of_memory_halves_the_batch_and_keeps_the_outputs(smollm2, kind):
+def test_out_of_memory_halves_the_batch_and_keeps_the_outputs(smollm2, kind, flat):
+    """Padded prefill: the batch halves to the 2 rows that fit. End to end (one forward holds the rows and
+    the shared prefix they need, each a segment): halving stops where the rows and the prefix fit."""
     reqs = [GenerateRequest(f"q{i}", f"Say the number {i} in words.", max_new_tokens=5) for i in range(7)]
     ref = smollm2.generate_ids(reqs, batched=False)
     model = smollm2.model
     smollm2.model = spy = _OOMAbove(model, 2, kind)
     try:
-        smollm2.generator = BatchedGenerator(BatchPolicy(max_rows=8))
+        smollm2.generator = BatchedGenerator(BatchPolicy(max_rows=8, flat_prefill=flat))
         got = smollm2.generate_ids(reqs)
     finally:
         smollm2.model = model
     assert got == ref
     g = smollm2.generator
-    assert g.oom_events >= 2 and g.max_rows == 2 and all(b <= 2 for b in g.batches)
+    assert g.oom_events >= 2 and all(b <= g.max_rows for b in g.batches)
+    assert g.max_rows == 2 if not flat else 1 <= g.max_rows <= 2
     assert spy.ok_batches and all(b <= 2 for b in spy.ok_batches)
 
 

@@ -1,0 +1,114 @@
+"""Prefill of many prompt segments in one forward without padding (text decoder-only families).
+
+``kv_decode`` prefills rows as a left-padded batch, so a batch costs rows x its longest segment
+and prompts of different lengths cost extra forwards. Here the segments (each a shared-prefix node's
+own tokens, or a row's tokens after its prefix) are laid end to end in one sequence of batch 1, as
+packed-sequence training does: every linear layer runs on exactly the prompt tokens, and one forward
+takes them all. Only attention must keep the segments apart; an attention function registered with
+transformers (``AttentionInterface``) runs, per segment, the model's own SDPA attention
+(``sdpa_attention_forward``, as ``generate`` does) over the segment's prefix cache and its own tokens:
+no mask for a segment without a prefix (the causal kernel, as a prompt alone), else the causal mask
+shifted by the prefix length. The keys and values of each segment are kept for the decode cache.
+
+Used while the model's attention implementation is ``sdpa`` (``flat_reason``); the implementation is
+switched for the forward and restored after.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import torch
+
+NAME = "mmbench_flat_prefill"
+
+
+@dataclass
+class Segment:
+    """``tokens`` at positions ``prefix_len ..`` after a prefix made of ``sources`` in order, each either a
+    computed cache (per layer (keys, values), batch 1) or the index of an earlier segment of the same
+    forward, whose keys and values at each layer are taken as that layer computes them: a shared prefix
+    and the rows below it can run in one forward."""
+
+    tokens: list[int]
+    sources: list = field(default_factory=list)
+    prefix_len: int = 0
+
+
+@dataclass
+class FlatPlan:
+    """The segments of one forward and, after it, each segment's own keys and values per layer."""
+
+    segments: list[Segment]
+    kv: list[list] = field(default_factory=list)  # [segment][layer] -> (keys, values) [1, Hkv, n, D]
+
+    def bounds(self) -> list[tuple[int, int]]:
+        out, s = [], 0
+        for seg in self.segments:
+            out.append((s, s + len(seg.tokens)))
+            s += len(seg.tokens)
+        return out
+
+
+def flat_reason(model) -> str | None:
+    """Why this model's prefill cannot run flat (None: it can)."""
+    impl = getattr(model.config, "_attn_implementation", None)
+    if impl != "sdpa":
+        return f"attention implementation {impl!r} (flat prefill follows sdpa)"
+    return None
+
+
+def _attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, flat_plan=None,
+               **kwargs):
+    """Per segment: the model's SDPA attention over (prefix, own tokens); queries [1, H, T, D]."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    plan: FlatPlan = flat_plan
+    layer = module.layer_idx
+    outs = []
+    for j, (seg, (s, e)) in enumerate(zip(plan.segments, plan.bounds())):
+        q, k, v = query[:, :, s:e], key[:, :, s:e], value[:, :, s:e]
+        plan.kv[j][layer] = (k, v)
+        mask = None
+        if seg.sources:
+            parts = [plan.kv[src][layer] if isinstance(src, int) else src[layer] for src in seg.sources] + [(k, v)]
+            k, v = torch.cat([p[0] for p in parts], dim=2), torch.cat([p[1] for p in parts], dim=2)
+            n = e - s
+            d = k.shape[2] - n
+            mask = torch.ones(n, d + n, dtype=torch.bool, device=q.device).tril(d)[None, None]
+        out, _ = sdpa_attention_forward(module, q, k, v, mask, dropout=dropout, scaling=scaling)
+        outs.append(out)
+    return torch.cat(outs, dim=1), None
+
+
+def _register() -> None:
+    from transformers import AttentionInterface
+
+    if NAME not in AttentionInterface._global_mapping:
+        AttentionInterface.register(NAME, _attention)
+
+
+@contextmanager
+def _implementation(model):
+    _register()
+    previous = model.config._attn_implementation
+    model.config._attn_implementation = NAME
+    try:
+        yield
+    finally:
+        model.config._attn_implementation = previous
+
+
+@torch.inference_mode()
+def prefill_flat(model, segments: list[Segment], device) -> tuple[FlatPlan, torch.Tensor]:
+    """One forward over all segments laid end to end; returns the plan with each segment's keys and
+    values per layer, and the logits at each segment's last token ([segments, vocab])."""
+    n_layers = model.config.get_text_config(decoder=True).num_hidden_layers
+    plan = FlatPlan(segments, [[None] * n_layers for _ in segments])
+    ids = torch.tensor([t for seg in segments for t in seg.tokens], dtype=torch.long, device=device)[None]
+    pos = torch.cat([torch.arange(seg.prefix_len, seg.prefix_len + len(seg.tokens)) for seg in segments])[None]
+    last = torch.tensor([e - 1 for _, e in plan.bounds()], device=device)
+    with _implementation(model):
+        out = model(input_ids=ids, position_ids=pos.to(device), use_cache=False, logits_to_keep=last,
+                    flat_plan=plan)
+    return plan, out.logits[0]
