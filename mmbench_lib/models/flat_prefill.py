@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 import torch
 
 NAME = "mmbench_flat_prefill"
+#: families whose decoder layers pass the forward's keyword arguments on to the attention function
+#: (tested on tiny random-weight models of each); StableLM's layer drops them
+FLAT_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "phi3", "olmo", "olmo2", "granite", "gemma"})
 
 
 @dataclass
@@ -52,6 +55,9 @@ class FlatPlan:
 
 def flat_reason(model) -> str | None:
     """Why this model's prefill cannot run flat (None: it can)."""
+    mt = getattr(model.config, "model_type", "")
+    if mt not in FLAT_TYPES:
+        return f"model type {mt!r} is not among the families tested end to end {sorted(FLAT_TYPES)}"
     impl = getattr(model.config, "_attn_implementation", None)
     if impl != "sdpa":
         return f"attention implementation {impl!r} (flat prefill follows sdpa)"
@@ -63,6 +69,9 @@ def _attention(module, query, key, value, attention_mask, dropout: float = 0.0, 
     """Per segment: the model's SDPA attention over (prefix, own tokens); queries [1, H, T, D]."""
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
+    if flat_plan is None:
+        raise RuntimeError(f"{type(module).__name__} did not pass the forward's arguments to its attention function; "
+                           "this family cannot prefill end to end (BatchPolicy(flat_prefill=False))")
     plan: FlatPlan = flat_plan
     layer = module.layer_idx
     outs = []

@@ -66,6 +66,38 @@ def test_a_prefix_in_the_same_forward_serves_the_rows_below_it(smollm2):
     _agree(model, again[0], _alone(model, b), len(b))
 
 
+def _tiny_causal_lm(model_type: str):
+    import transformers
+
+    cfg = transformers.AutoConfig.for_model(
+        model_type, vocab_size=300, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, max_position_embeddings=512, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    torch.manual_seed(0)
+    return transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa").eval()
+
+
+@pytest.mark.parametrize("model_type", sorted(fp.FLAT_TYPES))
+def test_every_family_listed_prefills_end_to_end_like_each_prompt_alone(model_type):
+    """Tiny random-weight models of each listed family (transformers' own classes): a prefix and a row after
+    it in the same forward, and two prompts without one, give the logits of each prompt alone."""
+    model = _tiny_causal_lm(model_type)
+    assert fp.flat_reason(model) is None
+    g = torch.Generator().manual_seed(1)
+    rows = [torch.randint(5, 290, (n,), generator=g).tolist() for n in (9, 4, 13)]
+    segs = [fp.Segment(rows[0][:5]), fp.Segment(rows[0][5:], [0], 5), fp.Segment(rows[1]), fp.Segment(rows[2])]
+    _, logits = fp.prefill_flat(model, segs, "cpu")
+    for i, r in zip((1, 2, 3), rows):
+        _agree(model, logits[i], _alone(model, r), len(r))
+
+
+def test_a_family_that_drops_the_attention_arguments_is_refused_with_its_reason():
+    model = _tiny_causal_lm("stablelm")
+    assert "stablelm" in fp.flat_reason(model)
+    with pytest.raises(RuntimeError, match="did not pass the forward's arguments"):
+        fp.prefill_flat(model, [fp.Segment([5, 6, 7]), fp.Segment([8, 9])], "cpu")
+    assert model.config._attn_implementation == "sdpa"  # restored after the error
+
+
 def test_other_attention_implementations_keep_the_padded_prefill(smollm2):
     model = smollm2.model
     assert fp.flat_reason(model) is None
