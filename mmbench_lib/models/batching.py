@@ -255,28 +255,29 @@ class BatchedGenerator:
         """Whether the kv-decode path packs the linear weights and prefills text end to end, with the reason
         when not: as the last run went, or (before any) as the policy and the model say it will."""
         if self.packed_reason == "not run yet":
-            from mmbench_lib.models.flat_prefill import flat_reason
-
-            packed_note = packed.ineligible_reason(adapter.model) if self.policy.packed_weights else "off"
-            flat_note = ("off" if not self.policy.flat_prefill else "prompts with images are prefilled as processor "
-                         "batches (padded)" if not hasattr(adapter, "token_ids") else flat_reason(adapter.model))
+            packed_note = (packed.ineligible_reason(adapter.model) if self.policy.packed_weights
+                           else "off (BatchPolicy.packed_weights=False)")
+            flat_note = self._flat_note(adapter)
         else:
             packed_note, flat_note = self.packed_reason, self.flat_reason
         return {"packed_weights_used": packed_note is None, "packed_weights_note": packed_note,
                 "flat_prefill_used": flat_note is None, "flat_prefill_note": flat_note}
 
+    def _flat_note(self, adapter) -> str | None:
+        """Why this adapter's prompts are not prefilled end to end (None: they are)."""
+        from mmbench_lib.models.flat_prefill import flat_reason
+
+        if not self.policy.flat_prefill:
+            return "off (BatchPolicy.flat_prefill=False)"
+        if not hasattr(adapter, "token_ids"):
+            return "prompts with images are prefilled as processor batches (padded)"
+        return flat_reason(adapter.model)
+
     # -- the kv-decode path (mmbench_lib.models.kv_decode)
     def run_kv(self, adapter, requests: list[GenerateRequest]) -> list[list[int]]:
         """Shared prefixes once, prefill batches, one decode batch refilled as rows finish; on the CPU
         in fp32, the linear layers on pre-packed weights (``mmbench_lib.models.packed``)."""
-        from mmbench_lib.models.flat_prefill import flat_reason
-
-        if not self.policy.flat_prefill:
-            self.flat_reason = "off (BatchPolicy.flat_prefill=False)"
-        elif not hasattr(adapter, "token_ids"):
-            self.flat_reason = "prompts with images are prefilled as processor batches (padded)"
-        else:
-            self.flat_reason = flat_reason(adapter.model)
+        self.flat_reason = self._flat_note(adapter)
         if self.prefill_rows is None:
             self.prefill_rows = self.max_rows if self.flat_reason is None else min(PADDED_PREFILL_ROWS, self.max_rows)
         with packed.packed_linears(adapter.model, self.policy.packed_weights) as why:
