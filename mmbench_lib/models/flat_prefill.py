@@ -44,13 +44,21 @@ class FlatPlan:
 
     segments: list[Segment]
     kv: list[list] = field(default_factory=list)  # [segment][layer] -> (keys, values) [1, Hkv, n, D]
+    spans: list[tuple[int, int]] = field(default_factory=list)  # each segment's (start, end) in the forward
+    masks: list = field(default_factory=list)  # each segment's causal mask over (prefix, own tokens), or None
 
-    def bounds(self) -> list[tuple[int, int]]:
-        out, s = [], 0
+    def __post_init__(self):
+        s = 0
         for seg in self.segments:
-            out.append((s, s + len(seg.tokens)))
+            self.spans.append((s, s + len(seg.tokens)))
             s += len(seg.tokens)
-        return out
+
+    def build_masks(self, device) -> None:
+        """Once per forward (every layer uses them): a segment after a prefix of d tokens attends to the
+        prefix and causally to itself; one without a prefix takes SDPA's causal kernel (no mask)."""
+        self.masks = [torch.ones(len(seg.tokens), seg.prefix_len + len(seg.tokens), dtype=torch.bool,
+                                 device=device).tril(seg.prefix_len)[None, None] if seg.sources else None
+                      for seg in self.segments]
 
 
 def flat_reason(model) -> str | None:
@@ -75,16 +83,15 @@ def _attention(module, query, key, value, attention_mask, dropout: float = 0.0, 
     plan: FlatPlan = flat_plan
     layer = module.layer_idx
     outs = []
-    for j, (seg, (s, e)) in enumerate(zip(plan.segments, plan.bounds())):
+    for j, (seg, (s, e), mask) in enumerate(zip(plan.segments, plan.spans, plan.masks)):
         q, k, v = query[:, :, s:e], key[:, :, s:e], value[:, :, s:e]
         plan.kv[j][layer] = (k, v)
-        mask = None
         if seg.sources:
             parts = [plan.kv[src][layer] if isinstance(src, int) else src[layer] for src in seg.sources] + [(k, v)]
             k, v = torch.cat([p[0] for p in parts], dim=2), torch.cat([p[1] for p in parts], dim=2)
-            n = e - s
-            d = k.shape[2] - n
-            mask = torch.ones(n, d + n, dtype=torch.bool, device=q.device).tril(d)[None, None]
+            if k.shape[2] != mask.shape[-1]:
+                raise ValueError(f"segment {j}: prefix_len {seg.prefix_len} but its sources hold "
+                                 f"{k.shape[2] - (e - s)} tokens")
         out, _ = sdpa_attention_forward(module, q, k, v, mask, dropout=dropout, scaling=scaling)
         outs.append(out)
     return torch.cat(outs, dim=1), None
@@ -116,7 +123,8 @@ def prefill_flat(model, segments: list[Segment], device) -> tuple[FlatPlan, torc
     plan = FlatPlan(segments, [[None] * n_layers for _ in segments])
     ids = torch.tensor([t for seg in segments for t in seg.tokens], dtype=torch.long, device=device)[None]
     pos = torch.cat([torch.arange(seg.prefix_len, seg.prefix_len + len(seg.tokens)) for seg in segments])[None]
-    last = torch.tensor([e - 1 for _, e in plan.bounds()], device=device)
+    plan.build_masks(device)
+    last = torch.tensor([e - 1 for _, e in plan.spans], device=device)
     with _implementation(model):
         out = model(input_ids=ids, position_ids=pos.to(device), use_cache=False, logits_to_keep=last,
                     flat_plan=plan)
