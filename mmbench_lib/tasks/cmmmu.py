@@ -21,6 +21,7 @@ from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks import cmmmu_parser as parser
+from mmbench_lib.tasks.copies import mmmu as copies
 from mmbench_lib.tasks._common import media_path
 from mmbench_lib.tasks.mmmu import HUB_ID_RE, write_image
 from mmbench_lib.tasks.mmmu import default_cache_dir
@@ -279,11 +280,17 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "val", categories: lis
     ``cmmmu-data-<split>`` folder; a local HF-layout folder (``<category>/<split>-*.parquet``); or
     a hub id (``m-a-p/CMMMU``). ``cache_dir``: where HF images are written as PNG (default under
     ``$MMBENCH_CACHE`` or ``~/.cache/mmbench``); the official layout's files are used in place.
+    Also the merged hub copy, a cached hub id and the VLMEvalKit TSV (``tasks/copies/mmmu.py``).
     """
 
     split = SPLIT_ALIASES.get(split, split)
     if split not in SPLITS:
         raise ValueError(f"unknown CMMMU split {split!r}; use one of {SPLITS}")
+    source = copies.native_source(source)  # a hub id held in the local hub cache: its folder
+    copy = copies.rows(BENCHMARK, source, split)  # the merged hub copy or the VLMEvalKit TSV
+    if copy is not None:
+        cache = Path(cache_dir) if cache_dir is not None else default_cache_dir(str(source), BENCHMARK)
+        return copies.cmmmu_items(copy[0], copy[1], split, categories, cache, copy[2])
     layout, root = detect_layout(source)
     if layout == "official" and (root / f"cmmmu-data-{split}").is_dir():
         root = root / f"cmmmu-data-{split}"

@@ -20,6 +20,7 @@ from pathlib import Path
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.core.paths import PathEscape, inside, safe_name
 from mmbench_lib.tasks import mmmu_parser as parser
+from mmbench_lib.tasks.copies import mmmu as copies
 
 BENCHMARK = "mmmu"
 HUB_ID = "MMMU/MMMU"
@@ -277,7 +278,8 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "validation", subjects
          cache_dir: str | os.PathLike | None = None) -> list[Item]:
     """Items of the given subjects (default all; names, short keys or spaced names) and split.
 
-    ``source``: a hub id (``MMMU/MMMU``) or a local folder ``<folder>/<Subject>/<split>-*.parquet``.
+    ``source``: a hub id (``MMMU/MMMU``) or a local folder ``<folder>/<Subject>/<split>-*.parquet``;
+    also the merged hub copy, a cached hub id and the VLMEvalKit TSV (``tasks/copies/mmmu.py``).
     ``cache_dir``: where images are written as PNG (default ``$MMBENCH_CACHE`` or
     ``~/.cache/mmbench``, under ``mmmu/<source>``). Subjects come out in the discipline table order,
     items in file order.
@@ -285,6 +287,11 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "validation", subjects
     split = SPLIT_ALIASES.get(split, split)
     if split not in SPLITS:
         raise ValueError(f"unknown MMMU split {split!r}; use one of {SPLITS}")
+    source = copies.native_source(source)  # a hub id held in the local hub cache: its folder
+    copy = copies.rows(BENCHMARK, source, split)  # the merged hub copy or the VLMEvalKit TSV
+    if copy is not None:
+        cache = Path(cache_dir) if cache_dir is not None else default_cache_dir(str(source))
+        return copies.mmmu_items(copy[0], copy[1], split, subjects, cache, copy[2])
     local = _is_local(source)
     if subjects is None or subjects == "all":
         chosen = _local_subjects(Path(source)) if local else list(SUBJECTS)
