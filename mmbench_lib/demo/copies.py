@@ -11,6 +11,9 @@ import io
 import json
 from pathlib import Path
 
+from mmbench_lib.core.video import read_video_frames
+from mmbench_lib.tasks import cmmmu, mmmu, seed1, seed2
+
 SEED_FIELDS = ("question_id", "question", "choice_a", "choice_b", "choice_c", "choice_d", "answer",
                "question_type_id", "data_type", "data_id", "segment")
 SEED2_FIELDS = ("data_source", "level", "subpart", "version")
@@ -61,8 +64,6 @@ def _seed_questions(annotation_file) -> list[dict]:
 
 def _v1_frames(paths: dict, qid: str) -> list[bytes]:
     """The 8 frames the official rule selects from a demo video (what ``v1_video`` ships)."""
-    from mmbench_lib.core.video import read_video_frames
-    from mmbench_lib.tasks import seed1
 
     item = next(it for it in seed1.load(paths["annotation_file"], paths["image_root"], paths["video_roots"], dimensions="video")
                 if it.id == qid)
@@ -85,7 +86,6 @@ def _write_seed_parquet(path: Path, rows: list[dict], fields, list_data_id: bool
 def seed1_copies(paths: dict, out: Path) -> dict:
     """SEED v1 demo as the lmms-eval parquet, the VLMEvalKit TSV (image questions, as
     ``SEEDBench_IMG.tsv``), the official frames folder and a flat folder of symlinks to it."""
-    from mmbench_lib.tasks import seed1
 
     out = Path(out)
     rows, tsv = [], []
@@ -120,7 +120,6 @@ def seed1_copies(paths: dict, out: Path) -> dict:
 def seed2_copies(paths: dict, out: Path) -> dict:
     """SEED-2 demo as the lmms-eval parquet (``data_id`` a list, one image per entry) and the
     VLMEvalKit TSV (``SEEDBench2.tsv``: dimensions 1-24, images as a base64 list)."""
-    from mmbench_lib.tasks import seed2
 
     out = Path(out)
     roots = {"cc3m": Path(paths["cc3m_dir"]), "SEED-Bench v2": Path(paths["seed_bench_v2_dir"])}
@@ -163,7 +162,6 @@ def mmmu_copies(paths: dict, out: Path) -> dict:
 
     import pyarrow.parquet as pq
 
-    from mmbench_lib.tasks import mmmu
 
     out, src = Path(out), Path(paths["source"])
     subjects = [s for s in mmmu.SUBJECTS if (src / s).is_dir()]
@@ -190,7 +188,6 @@ def cmmmu_copies(paths: dict, out: Path) -> dict:
     and ``CMMMU_VAL.tsv`` (val; images in tag order)."""
     import pyarrow.parquet as pq
 
-    from mmbench_lib.tasks import cmmmu
 
     out, hf = Path(out), Path(paths["hf_root"])
     folders = [cmmmu.CATEGORY_FOLDER[c] for c in cmmmu.CATEGORY_ORDER if (hf / cmmmu.CATEGORY_FOLDER[c]).is_dir()]

@@ -81,7 +81,7 @@ def load(
     ``v1_video/task<dim>/<source>_8_frame/<question_id>/`` layout is found too.
     ``annotation_file`` may also name another copy (hub parquet, VLMEvalKit TSV; ``tasks/copies``).
     """
-    official = copies.as_official(BENCHMARK, annotation_file)
+    official = copies.as_official(BENCHMARK, annotation_file, DIMENSIONS)
     if official is not None:  # the copy carries its images and frames
         annotation_file, image_root, frames_root = (official[k] for k in ("annotation_file", "image_root", "frames_root"))
     path = Path(annotation_file)

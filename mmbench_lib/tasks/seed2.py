@@ -95,7 +95,7 @@ def load(
     inherited from SEED-Bench-1, ``v2`` keeps all. ``dimensions`` further restricts by id.
     ``annotation_file`` may also name another copy (hub parquet, VLMEvalKit TSV; ``tasks/copies``).
     """
-    official = copies.as_official(BENCHMARK, annotation_file)
+    official = copies.as_official(BENCHMARK, annotation_file, DIMENSIONS)
     if official is not None:  # the copy carries its images
         annotation_file, cc3m_dir, seed_bench_v2_dir = (official[k] for k in ("annotation_file", "cc3m_dir", "seed_bench_v2_dir"))
     path = Path(annotation_file)

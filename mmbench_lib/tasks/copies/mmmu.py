@@ -76,10 +76,10 @@ def probe(benchmark: str, source, split: str) -> str:
     return kind
 
 
-def rows(benchmark: str, source, split: str) -> tuple[str, list[dict], Path | None] | None:
+def rows(benchmark: str, source, split: str, tags_of=None) -> tuple[str, list[dict], Path | None] | None:
     """``(where, rows in the per-config column names, data folder)`` of a merged or TSV copy, or
     ``None`` when the task module reads ``source`` itself (a cached hub snapshot comes back as its
-    folder: see ``native_source``)."""
+    folder: see ``native_source``). ``tags_of(question, options)``: CMMMU's image tags in order."""
     kind, path = copy_kind(benchmark, source)
     if kind == "native":
         return None
@@ -92,8 +92,9 @@ def rows(benchmark: str, source, split: str) -> tuple[str, list[dict], Path | No
     got = tables.read_tsv(path)
     tables.require_columns(path, got[0] if got else {}, MMMU_TSV if benchmark == "mmmu" else CMMMU_TSV,
                            f"the VLMEvalKit {benchmark.upper()} TSV")
-    convert = _mmmu_tsv_row if benchmark == "mmmu" else _cmmmu_tsv_row
-    return str(path), [convert(r, path) for r in got if _split_of(benchmark, r) in (split, None)], None
+    recs = [r for r in got if _split_of(benchmark, r) in (split, None)]
+    out = [_mmmu_tsv_row(r, path) if benchmark == "mmmu" else _cmmmu_tsv_row(r, path, tags_of) for r in recs]
+    return str(path), out, None
 
 
 def native_source(source):
@@ -121,12 +122,10 @@ def _mmmu_tsv_row(r: dict, path) -> dict:
     return rec
 
 
-def _cmmmu_tsv_row(r: dict, path) -> dict:
-    from mmbench_lib.tasks.cmmmu import image_tags
-
+def _cmmmu_tsv_row(r: dict, path, tags_of) -> dict:
     qid = r.get("id") or r["index"]
     options = [r.get(f"option{i}") or "" for i in range(1, 5)] if r.get("type") == "选择" else []
-    tags = image_tags(r.get("question") or "", options)
+    tags = tags_of(r.get("question") or "", options)
     images = tables.image_list(r.get("image"), path, qid, "image")
     if len(images) != len(tags):
         raise DataError(str(path), f"expected one image per <img> tag ({len(tags)}), found {len(images)}", qid, "image")
@@ -136,54 +135,3 @@ def _cmmmu_tsv_row(r: dict, path) -> dict:
         rec[f"image_{i}"], rec[f"image_{i}_filename"] = {"bytes": data, "path": None}, tag
     return rec
 
-
-def mmmu_items(where: str, recs: list[dict], split: str, subjects, cache: Path, data_root) -> list:
-    """MMMU items of merged rows: grouped by the subject in each id, subjects in table order."""
-    from mmbench_lib.tasks import mmmu
-
-    wanted = None if subjects in (None, "all") else {mmmu.resolve_subject(s) for s in ([subjects] if isinstance(subjects, str) else subjects)}
-    by_subject: dict[str, list[dict]] = {}
-    for n, rec in enumerate(recs, 1):
-        qid = rec.get("id")
-        subject = mmmu.parser.subject_from_id(qid) if isinstance(qid, str) else ""
-        if subject not in mmmu.SUBJECT_IDS:
-            raise DataError(where, f"row {n}: expected an id '<split>_<Subject>_<n>' naming an MMMU subject, found {qid!r}",
-                            qid, "id")
-        by_subject.setdefault(subject, []).append(rec)
-    items, seen = [], {}
-    for subject in mmmu.SUBJECTS:
-        if subject not in by_subject or (wanted is not None and subject not in wanted):
-            continue
-        for rec in by_subject[subject]:
-            item = mmmu.record_to_item(rec, subject, split, where, cache / split / subject, data_root)
-            if item.id in seen:
-                raise DataError(where, "duplicate id", item.id, "id")
-            seen[item.id] = where
-            items.append(item)
-    return items
-
-
-def cmmmu_items(where: str, recs: list[dict], split: str, categories, cache: Path, data_root) -> list:
-    """CMMMU items of merged rows: grouped by category, in official category order."""
-    from mmbench_lib.tasks import cmmmu
-
-    of_subject = {s: c for c in cmmmu.CATEGORY_ORDER for s in cmmmu.SUBJECTS[c]}
-    wanted = None if categories in (None, "all") else {
-        cmmmu.resolve_category(c) for c in ([categories] if isinstance(categories, str) else categories)}
-    by_category: dict[str, list[dict]] = {}
-    for n, rec in enumerate(recs, 1):
-        cat = cmmmu._alias(rec.get("category")) if rec.get("category") else of_subject.get(rec.get("subcategory"))
-        if cat is None:
-            raise DataError(where, f"row {n}: expected a CMMMU category or subcategory, found "
-                                   f"{rec.get('category')!r} / {rec.get('subcategory')!r}", rec.get("id"), "category")
-        by_category.setdefault(cat, []).append(rec)
-    items, seen = [], {}
-    for cat in cmmmu.CATEGORY_ORDER:
-        if cat not in by_category or (wanted is not None and cat not in wanted):
-            continue
-        for item in cmmmu._load_hf_rows(by_category[cat], where, cat, split, cache, data_root):
-            if item.id in seen:
-                raise DataError(where, "duplicate id", item.id, "id")
-            seen[item.id] = where
-            items.append(item)
-    return items

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from mmbench_lib.core.items import DataError
 from mmbench_lib.core.paths import PathEscape, inside
+from mmbench_lib.tasks._common import read_json, require
 from mmbench_lib.tasks.copies import tables
 
 SEED_COLUMNS = ("question_id", "question", "choice_a", "choice_b", "choice_c", "choice_d", "answer",
@@ -41,12 +42,6 @@ V1_FRAME_FOLDERS = {10: "ssv2_8_frame", 11: "kitchen_8_frame", 12: "breakfast_8_
 
 def _norm(s: str) -> str:
     return "".join(ch for ch in str(s).lower() if ch.isalnum())
-
-
-def _task(benchmark: str):
-    from mmbench_lib import tasks
-
-    return tasks.get(benchmark)
 
 
 def copy_kind(annotation_file) -> tuple[str, Path | None, list[Path]]:
@@ -78,8 +73,6 @@ def probe(benchmark: str, annotation_file) -> str:
     if kind == "official":
         if path is None:
             raise DataError(str(annotation_file), "annotation file not found")
-        from mmbench_lib.tasks._common import read_json, require
-
         data = read_json(path)
         questions = require(data, "questions", path, None, list)
         if questions:
@@ -95,23 +88,21 @@ def probe(benchmark: str, annotation_file) -> str:
     return kind
 
 
-def as_official(benchmark: str, annotation_file, cache_dir=None) -> dict | None:
+def as_official(benchmark: str, annotation_file, dims: dict, cache_dir=None) -> dict | None:
     """Loader paths of the official layout for a non-official copy (``None`` for the official JSON):
-    v1 ``{annotation_file, image_root, frames_root}``, SEED-2 ``{annotation_file, cc3m_dir, seed_bench_v2_dir}``."""
+    v1 ``{annotation_file, image_root, frames_root}``, SEED-2 ``{annotation_file, cc3m_dir, seed_bench_v2_dir}``.
+    ``dims``: the benchmark's dimension table (id -> (name, ...)), for the TSV's dimension names."""
     kind, path, files = copy_kind(annotation_file)
     if kind == "official":
         return None
-    from mmbench_lib.tasks.mmmu import default_cache_dir
-
-    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir(str(path), benchmark)
+    cache = Path(cache_dir) if cache_dir is not None else tables.default_cache_dir(str(path), benchmark)
     if kind == "parquet":
         tables.require_columns(files[0], tables.parquet_columns(files[0]), SEED_COLUMNS, "the lmms-eval SEED parquet")
         questions = [_from_hub(benchmark, r, files[0], cache) for r in tables.read_parquet(files)]
     else:
         rows = tables.read_tsv(files[0])
         tables.require_columns(files[0], rows[0] if rows else {}, TSV_COLUMNS, "the VLMEvalKit SEED TSV")
-        questions = [_from_tsv(benchmark, r, files[0], cache) for r in rows]
-    dims = _task(benchmark).DIMENSIONS
+        questions = [_from_tsv(benchmark, r, files[0], cache, dims) for r in rows]
     data = {"questions": questions, "question_type": {v[0]: k for k, v in dims.items()}}
     target = cache / JSON_NAME[benchmark]
     tables.write_bytes_once(target, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
@@ -168,10 +159,9 @@ def _from_hub(benchmark: str, row: dict, path, cache: Path) -> dict:
     return q
 
 
-def _dimension(benchmark: str, row: dict, path, qid) -> int:
+def _dimension(benchmark: str, row: dict, path, qid, dims: dict) -> int:
     if row.get("question_type_id") not in (None, ""):
         return int(row["question_type_id"])
-    dims = _task(benchmark).DIMENSIONS
     by_name = {_norm(v[0]): k for k, v in dims.items()}
     if benchmark == "seed":
         by_name["textrecognition"] = 9
@@ -181,9 +171,9 @@ def _dimension(benchmark: str, row: dict, path, qid) -> int:
     return by_name[name]
 
 
-def _from_tsv(benchmark: str, row: dict, path, cache: Path) -> dict:
+def _from_tsv(benchmark: str, row: dict, path, cache: Path, dims: dict) -> dict:
     qid = str(row.get("question_id") or row["index"])
-    dim = _dimension(benchmark, row, path, qid)
+    dim = _dimension(benchmark, row, path, qid, dims)
     images = tables.image_list(row.get("image"), path, qid, "image")
     q = {"question_id": qid, "question": row.get("question") or "", "answer": row.get("answer"),
          "question_type_id": dim, **{f"choice_{c.lower()}": row.get(c) for c in "ABCD"}}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import base64
 import binascii
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -188,3 +189,11 @@ def write_bytes_once(target: Path, data: bytes) -> None:
 
 def frame_suffix(data: bytes) -> str:
     return ".png" if data.startswith(b"\x89PNG") else ".jpg"
+
+
+def default_cache_dir(source: str, benchmark: str = "mmmu") -> Path:
+    """``$MMBENCH_CACHE`` (default ``~/.cache/mmbench``) ``/<benchmark>/<source slug>-<hash>``."""
+    root = Path(os.environ.get("MMBENCH_CACHE") or Path.home() / ".cache" / "mmbench")
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(source)).strip("-")[-40:] or "source"
+    digest = hashlib.sha256(str(Path(source).resolve() if Path(source).exists() else source).encode()).hexdigest()[:8]
+    return root / benchmark / f"{slug}-{digest}"
