@@ -67,8 +67,9 @@ def copy_kind(annotation_file) -> tuple[str, Path | None, list[Path]]:
                             "a file that is none of these (first bytes not JSON, not parquet, no tab-separated header)")
 
 
-def probe(benchmark: str, annotation_file) -> str:
-    """A cheap look (layout, columns, first rows) at a SEED copy; returns its kind or raises DataError."""
+def probe(benchmark: str, annotation_file, dims: dict | None = None) -> str:
+    """A cheap look (layout, columns, first rows) at a SEED copy; returns its kind or raises DataError.
+    ``dims``: the dimension table, to check a TSV's first ``category``."""
     kind, path, files = copy_kind(annotation_file)
     if kind == "official":
         if path is None:
@@ -85,6 +86,8 @@ def probe(benchmark: str, annotation_file) -> str:
     else:
         rows = tables.read_tsv(files[0], limit=2)
         tables.require_columns(files[0], rows[0] if rows else {}, TSV_COLUMNS, "the VLMEvalKit SEED TSV")
+        if rows and dims is not None:
+            _dimension(benchmark, rows[0], files[0], rows[0]["index"], dims)
     return kind
 
 
