@@ -4,8 +4,9 @@
 raises ``BadValue(name, why)`` for the first value that cannot work: a model spec that cannot be
 resolved offline (unknown family, missing local folder, a hub id absent from the local Hugging Face
 cache under ``HF_HUB_OFFLINE=1``), a split, subject (with a did-you-mean), dimension, level, part,
-benchmark, baseline, device, dtype, device map, memory cap, data source or run folder that does not exist. It imports no
-torch or transformers and reads no dataset, so ``mmbench run`` refuses a mistake in about a second.
+benchmark, baseline, device, dtype, device map, memory cap, data source or run folder that does not exist, and data
+that is not what it should be (``check_data``: a cheap look at the layout, columns and first rows). It imports no
+torch or transformers, so ``mmbench run`` refuses a mistake in about a second.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from mmbench_lib.models.placement import device_map_problem, max_memory_problem
 from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, split_spec
 from mmbench_lib.pipeline.baselines import BASELINES
 from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES
+from mmbench_lib.core.items import DataError
+from mmbench_lib.tasks import copies
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task, task_names
 
 HUB_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
@@ -181,6 +184,23 @@ def check_source(benchmark: str, source) -> None:
             raise BadValue("source", why)
 
 
+def check_data(benchmark: str, values: dict) -> None:
+    """A cheap look at the data the run will read (``tasks.copies.probe``: layout, columns, first rows),
+    before the run folder exists: ``annotation_file`` for a ranking benchmark, ``source`` for a
+    generation one. Empty means the demo set."""
+    task = get_task(benchmark)
+    name = "source" if task.protocol == "generation" else "annotation_file"
+    value = values.get(name)
+    if not value or not isinstance(value, str):
+        return
+    local = resolve(value)
+    try:
+        copies.probe(task.name, str(local) if local.exists() or name == "annotation_file" else value,
+                     values.get("split") or None, task.dimensions or None)
+    except DataError as e:
+        raise BadValue(name, str(e)) from None
+
+
 def run_folder_exists(ref) -> bool:
     """A run folder given as a path (absolute or from the repository root) or a run id under outputs/."""
     return bool(ref) and (resolve(ref).is_dir() or (outputs_root() / str(ref)).is_dir())
@@ -231,6 +251,7 @@ def check_values(values: dict, protocol: str | None = None) -> None:
             check_dimensions(benchmark, values["dimensions"])
         if "source" in values:
             check_source(benchmark, values["source"])
+        check_data(benchmark, values)
     choices = {name: allowed for t in all_tasks() for name, allowed in t.parameter_choices.items()}
     choices.update({"baseline": ("all", *BASELINES), "papers": sorted({t.paper for t in all_tasks() if t.paper}),
                     "dtype": [d for d in DTYPES if d] + [""]})

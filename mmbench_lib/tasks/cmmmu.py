@@ -22,6 +22,7 @@ from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks import cmmmu_parser as parser
+from mmbench_lib.tasks.copies import mmmu as copies
 from mmbench_lib.tasks._common import media_path
 from mmbench_lib.tasks.base import GenerationTask, register_task
 from mmbench_lib.tasks.recipes import Protocol
@@ -258,6 +259,29 @@ def _read_hub(source: str, category: str, split: str) -> tuple[str, list[dict]]:
     return where, ds.to_list()
 
 
+def _items_of_rows(where: str, recs: list[dict], split: str, categories, cache: Path, data_root) -> list[Item]:
+    """Items of a merged copy's rows (``tasks/copies``): grouped by ``category`` (or the category of
+    ``subcategory``), in official category order."""
+    of_subject = {s: c for c in CATEGORY_ORDER for s in SUBJECTS[c]}
+    wanted = None if categories in (None, "all") else {
+        resolve_category(c) for c in ([categories] if isinstance(categories, str) else categories)}
+    by_category: dict[str, list[dict]] = {}
+    for n, rec in enumerate(recs, 1):
+        cat = _alias(rec.get("category")) if rec.get("category") else of_subject.get(rec.get("subcategory"))
+        if cat is None:
+            raise DataError(where, f"row {n}: expected a CMMMU category or subcategory, found "
+                                   f"{rec.get('category')!r} / {rec.get('subcategory')!r}", rec.get("id"), "category")
+        by_category.setdefault(cat, []).append(rec)
+    items, seen = [], set()
+    for cat in [c for c in CATEGORY_ORDER if c in by_category and (wanted is None or c in wanted)]:
+        for item in _load_hf_rows(by_category[cat], where, cat, split, cache, data_root):
+            if item.id in seen:
+                raise DataError(where, "duplicate id", item.id, "id")
+            seen.add(item.id)
+            items.append(item)
+    return items
+
+
 def detect_layout(source) -> tuple[str, Path | None]:
     """``("official", root)``, ``("hf-local", root)`` or ``("hub", None)`` for a source."""
     root = Path(source)
@@ -282,11 +306,17 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "val", categories: lis
     ``cmmmu-data-<split>`` folder; a local HF-layout folder (``<category>/<split>-*.parquet``); or
     a hub id (``m-a-p/CMMMU``). ``cache_dir``: where HF images are written as PNG (default under
     ``$MMBENCH_CACHE`` or ``~/.cache/mmbench``); the official layout's files are used in place.
+    Also the merged hub copy, a cached hub id and the VLMEvalKit TSV (``tasks/copies/mmmu.py``).
     """
 
     split = SPLIT_ALIASES.get(split, split)
     if split not in SPLITS:
         raise ValueError(f"unknown CMMMU split {split!r}; use one of {SPLITS}")
+    source = copies.native_source(source)  # a hub id held in the local hub cache: its folder
+    copy = copies.rows(BENCHMARK, source, split, image_tags)  # the merged hub copy or the VLMEvalKit TSV
+    if copy is not None:
+        cache = Path(cache_dir) if cache_dir is not None else default_cache_dir(str(source), BENCHMARK)
+        return _items_of_rows(copy[0], copy[1], split, categories, cache, copy[2])
     layout, root = detect_layout(source)
     if layout == "official" and (root / f"cmmmu-data-{split}").is_dir():
         root = root / f"cmmmu-data-{split}"

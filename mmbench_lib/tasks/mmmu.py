@@ -22,6 +22,8 @@ from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.core.paths import PathEscape, inside, safe_name
 from mmbench_lib.tasks import mmmu_parser as parser
 from mmbench_lib.tasks.base import GenerationTask, register_task
+from mmbench_lib.tasks.copies import mmmu as copies
+from mmbench_lib.tasks.copies.tables import default_cache_dir  # noqa: F401 - re-exported (cmmmu, callers)
 from mmbench_lib.tasks.recipes import Protocol
 
 BENCHMARK = "mmmu"
@@ -52,7 +54,6 @@ GROUPS: dict[str, tuple[int, ...]] = {
     "Overall": tuple(SUBJECT_IDS[s] for s in SUBJECTS),
 }
 
-_IMAGE_CACHE_ENV = "MMBENCH_CACHE"
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -67,14 +68,6 @@ def resolve_subject(name: str) -> str:
     if key in folded:
         return folded[key]
     raise ValueError(f"unknown MMMU subject {name!r}; known: {SUBJECTS} or short keys {list(SHORT_KEYS)}")
-
-
-def default_cache_dir(source: str, benchmark: str = BENCHMARK) -> Path:
-    """``$MMBENCH_CACHE`` (default ``~/.cache/mmbench``) ``/<benchmark>/<source slug>-<hash>``."""
-    root = Path(os.environ.get(_IMAGE_CACHE_ENV) or Path.home() / ".cache" / "mmbench")
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(source)).strip("-")[-40:] or "source"
-    digest = hashlib.sha256(str(Path(source).resolve() if Path(source).exists() else source).encode()).hexdigest()[:8]
-    return root / benchmark / f"{slug}-{digest}"
 
 
 def write_image(value, dest_dir: Path, stem: str, root=None) -> tuple[str | None, str | None]:
@@ -280,7 +273,8 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "validation", subjects
          cache_dir: str | os.PathLike | None = None) -> list[Item]:
     """Items of the given subjects (default all; names, short keys or spaced names) and split.
 
-    ``source``: a hub id (``MMMU/MMMU``) or a local folder ``<folder>/<Subject>/<split>-*.parquet``.
+    ``source``: a hub id (``MMMU/MMMU``) or a local folder ``<folder>/<Subject>/<split>-*.parquet``;
+    also the merged hub copy, a cached hub id and the VLMEvalKit TSV (``tasks/copies/mmmu.py``).
     ``cache_dir``: where images are written as PNG (default ``$MMBENCH_CACHE`` or
     ``~/.cache/mmbench``, under ``mmmu/<source>``). Subjects come out in the discipline table order,
     items in file order.
@@ -288,6 +282,11 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "validation", subjects
     split = SPLIT_ALIASES.get(split, split)
     if split not in SPLITS:
         raise ValueError(f"unknown MMMU split {split!r}; use one of {SPLITS}")
+    source = copies.native_source(source)  # a hub id held in the local hub cache: its folder
+    copy = copies.rows(BENCHMARK, source, split)  # the merged hub copy or the VLMEvalKit TSV
+    if copy is not None:
+        cache = Path(cache_dir) if cache_dir is not None else default_cache_dir(str(source))
+        return _items_of_rows(copy[0], copy[1], split, subjects, cache, copy[2])
     local = _is_local(source)
     if subjects is None or subjects == "all":
         chosen = _local_subjects(Path(source)) if local else list(SUBJECTS)
@@ -310,6 +309,29 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "validation", subjects
             seen[item.id] = path
             if parser.subject_from_id(item.id) not in (subject, ""):
                 warnings.warn(f"{path}: id {item.id!r} names another subject than its config {subject!r}", stacklevel=2)
+            items.append(item)
+    return items
+
+
+def _items_of_rows(where: str, recs: list[dict], split: str, subjects, cache: Path, data_root) -> list[Item]:
+    """Items of a merged copy's rows (``tasks/copies``): grouped by the subject in each id (spec §3.1),
+    subjects in table order, items in file order."""
+    wanted = None if subjects in (None, "all") else {resolve_subject(s) for s in ([subjects] if isinstance(subjects, str) else subjects)}
+    by_subject: dict[str, list[dict]] = {}
+    for n, rec in enumerate(recs, 1):
+        qid = rec.get("id")
+        subject = parser.subject_from_id(qid) if isinstance(qid, str) else ""
+        if subject not in SUBJECT_IDS:
+            raise DataError(where, f"row {n}: expected an id '<split>_<Subject>_<n>' naming an MMMU subject, found {qid!r}",
+                            qid, "id")
+        by_subject.setdefault(subject, []).append(rec)
+    items, seen = [], set()
+    for subject in [s for s in SUBJECTS if s in by_subject and (wanted is None or s in wanted)]:
+        for rec in by_subject[subject]:
+            item = record_to_item(rec, subject, split, where, cache / split / subject, data_root)
+            if item.id in seen:
+                raise DataError(where, "duplicate id", item.id, "id")
+            seen.add(item.id)
             items.append(item)
     return items
 

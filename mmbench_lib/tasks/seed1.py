@@ -16,6 +16,7 @@ from mmbench_lib.core.video import list_frame_folder
 from mmbench_lib.core.paths import PathEscape
 from mmbench_lib.tasks.base import Task, did_you_mean, register_task
 from mmbench_lib.tasks._common import choices_abcd, media_path, question_id_and_dimension, read_json, require
+from mmbench_lib.tasks.copies import seed as copies
 
 BENCHMARK = "seed"
 
@@ -78,8 +79,13 @@ def load(
     ``video_roots``: source name or dimension id -> root (``ssv2``/10, ``epic_kitchens``/11,
     ``breakfast``/12); the video is ``<root>/<data_id>`` (dim 11 also tries the basename, as
     Qwen-VL's converter does). ``frames_root``: pre-extracted frames, ``<root>/<question_id>/``;
-    when given, video questions use those frames instead of decoding.
+    when given, video questions use those frames instead of decoding; the official
+    ``v1_video/task<dim>/<source>_8_frame/<question_id>/`` layout is found too.
+    ``annotation_file`` may also name another copy (hub parquet, VLMEvalKit TSV; ``tasks/copies``).
     """
+    official = copies.as_official(BENCHMARK, annotation_file, DIMENSIONS)
+    if official is not None:  # the copy carries its images and frames
+        annotation_file, image_root, frames_root = (official[k] for k in ("annotation_file", "image_root", "frames_root"))
     path = Path(annotation_file)
     data = read_json(path)
     questions = require(data, "questions", path, None, list)
@@ -127,12 +133,12 @@ def _attach_video(item, q, dim, data_id, roots, frames_root, path):
     else:
         segment = None
     if frames_root is not None:
-        folder, err = media_path(frames_root, item.id)
+        folder, err = copies.frame_folder(frames_root, item.id, dim)
         if err:
             item.meta["media_error"] = f"question_id: {err}"
         elif Path(folder).is_dir():
-            try:
-                item.frames = list_frame_folder(folder, root=frames_root)
+            try:  # frames stay inside their question's folder (which may be a symlink the user made)
+                item.frames = list_frame_folder(folder, root=Path(folder).resolve())
             except PathEscape as e:  # e.g. a symlinked frame leading out of frames_root
                 item.meta["media_error"] = f"frames: {e}"
             if not item.frames and "media_error" not in item.meta:

@@ -15,6 +15,7 @@ from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks.base import register_task
 from mmbench_lib.tasks.seed1 import SeedTask
 from mmbench_lib.tasks._common import choices_abcd, media_path, question_id_and_dimension, read_json, require
+from mmbench_lib.tasks.copies import seed as copies
 
 BENCHMARK = "seed2"
 
@@ -95,7 +96,11 @@ def load(
     ``level``: cumulative (default L2 = dims 1-24, what text-output models are evaluated on).
     ``part``: a subpart name (exact match) or ``"all"``. ``version``: ``v1`` keeps items
     inherited from SEED-Bench-1, ``v2`` keeps all. ``dimensions`` further restricts by id.
+    ``annotation_file`` may also name another copy (hub parquet, VLMEvalKit TSV; ``tasks/copies``).
     """
+    official = copies.as_official(BENCHMARK, annotation_file, DIMENSIONS)
+    if official is not None:  # the copy carries its images
+        annotation_file, cc3m_dir, seed_bench_v2_dir = (official[k] for k in ("annotation_file", "cc3m_dir", "seed_bench_v2_dir"))
     path = Path(annotation_file)
     data = read_json(path)
     questions = require(data, "questions", path, None, list)

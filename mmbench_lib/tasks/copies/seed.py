@@ -1,0 +1,217 @@
+"""SEED-Bench v1 / SEED-Bench-2 copies other than the official JSON, turned into the official layout.
+
+A copy is detected from what ``annotation_file`` names (docs/protocols.md §1.1, §1.3, §2.1):
+
+- the official ``SEED-Bench.json`` / ``SEED-Bench_v2_level1_2_3.json``: read as it is;
+- the lmms-eval hub copy (``lmms-lab/SEED-Bench``, ``lmms-lab/SEED-Bench-2``): a parquet file, a
+  folder holding ``data/test-*.parquet``, or the hub id when the local hub cache holds it. Its rows
+  carry the official fields (``question_id``, ``question``, ``choice_a``..``choice_d``, ``answer``,
+  ``question_type_id``, ``data_type``, ``data_id``, ``segment``; SEED-2 also ``data_source``,
+  ``level``, ``subpart``, ``version``) plus ``image``, a list of images (lmms-eval
+  ``seedbench/utils.py``: ``doc["image"]``; ``choice_a``..``choice_d``, ``answer``, ``data_type``,
+  ``question_id``). A v1 image row holds its one image, a video row its 8 pre-sampled frames; a
+  SEED-2 row holds one image per ``data_id`` entry, in order.
+- VLMEvalKit's ``SEEDBench_IMG.tsv`` / ``SEEDBench2.tsv`` (``vlmeval/dataset/image_mcq.py``): lettered
+  option columns ``A``..``D``, ``answer``, ``category`` (the dimension's name), ``index`` and base64
+  ``image`` (one, or a list). The item id is the ``index``; a ``question_id`` or
+  ``question_type_id`` column is used when present.
+
+The rows are written once to a cache folder as the official layout (the JSON, the images under
+their ``data_id``, v1 video frames as ``<question_id>/1.png..``), then read by the official loader,
+so every copy gives the same items.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+from pathlib import Path
+
+from mmbench_lib.core.items import DataError
+from mmbench_lib.core.paths import PathEscape, inside
+from mmbench_lib.tasks._common import read_json, require
+from mmbench_lib.tasks.copies import tables
+
+SEED_COLUMNS = ("question_id", "question", "choice_a", "choice_b", "choice_c", "choice_d", "answer",
+                "question_type_id", "data_id", "image")
+TSV_COLUMNS = ("index", "question", "A", "B", "C", "D", "answer", "image")
+JSON_NAME = {"seed": "SEED-Bench.json", "seed2": "SEED-Bench_v2_level1_2_3.json"}
+#: v1 official pre-extracted frames (docs/protocols.md §1.3): ``task<dim>/<source>_8_frame/<question_id>/``
+V1_FRAME_FOLDERS = {10: "ssv2_8_frame", 11: "kitchen_8_frame", 12: "breakfast_8_frame"}
+
+
+def _norm(s: str) -> str:
+    return "".join(ch for ch in str(s).lower() if ch.isalnum())
+
+
+def copy_kind(annotation_file) -> tuple[str, Path | None, list[Path]]:
+    """``(kind, path, files)``: kind ``official`` (the JSON), ``parquet`` or ``tsv``; DataError otherwise."""
+    p = tables.local_source(annotation_file)
+    if p is None:
+        return "official", None, []  # the official loader says the file is missing
+    if p.is_dir():
+        files = tables.merged_files(p, "test")
+        if files:
+            return "parquet", p, files
+        tsvs = sorted(p.glob("SEEDBench*.tsv"))
+        if len(tsvs) == 1:
+            return "tsv", tsvs[0], [tsvs[0]]
+        raise DataError(str(p), "expected the SEED annotation JSON, a hub parquet copy (data/test-*.parquet) or a "
+                                f"VLMEvalKit TSV; found a folder holding {sorted(x.name for x in p.iterdir())[:8]}")
+    kind = tables.sniff(p)
+    if kind == "json":
+        return "official", p, [p]
+    if kind in ("parquet", "tsv"):
+        return kind, p, [p]
+    raise DataError(str(p), "expected the SEED annotation JSON, a hub parquet file or a VLMEvalKit TSV; found "
+                            "a file that is none of these (first bytes not JSON, not parquet, no tab-separated header)")
+
+
+def probe(benchmark: str, annotation_file, dims: dict | None = None) -> str:
+    """A cheap look (layout, columns, first rows) at a SEED copy; returns its kind or raises DataError.
+    ``dims``: the dimension table, to check a TSV's first ``category``."""
+    kind, path, files = copy_kind(annotation_file)
+    if kind == "official":
+        if path is None:
+            raise DataError(str(annotation_file), "annotation file not found")
+        data = read_json(path)
+        questions = require(data, "questions", path, None, list)
+        if questions:
+            missing = [c for c in SEED_COLUMNS[:-1] if not isinstance(questions[0], dict) or c not in questions[0]]
+            if missing:
+                raise DataError(str(path), f"expected question records with fields {list(SEED_COLUMNS[:-1])}; "
+                                           f"the first lacks {missing}")
+    elif kind == "parquet":
+        tables.require_columns(files[0], tables.parquet_columns(files[0]), SEED_COLUMNS, "the lmms-eval SEED parquet")
+    else:
+        rows = tables.read_tsv(files[0], limit=2)
+        tables.require_columns(files[0], rows[0] if rows else {}, TSV_COLUMNS, "the VLMEvalKit SEED TSV")
+        if rows and dims is not None:
+            _dimension(benchmark, rows[0], files[0], rows[0]["index"], dims)
+    return kind
+
+
+def as_official(benchmark: str, annotation_file, dims: dict, cache_dir=None) -> dict | None:
+    """Loader paths of the official layout for a non-official copy (``None`` for the official JSON):
+    v1 ``{annotation_file, image_root, frames_root}``, SEED-2 ``{annotation_file, cc3m_dir, seed_bench_v2_dir}``.
+    ``dims``: the benchmark's dimension table (id -> (name, ...)), for the TSV's dimension names."""
+    kind, path, files = copy_kind(annotation_file)
+    if kind == "official":
+        return None
+    cache = Path(cache_dir) if cache_dir is not None else tables.default_cache_dir(str(path), benchmark)
+    if kind == "parquet":
+        tables.require_columns(files[0], tables.parquet_columns(files[0]), SEED_COLUMNS, "the lmms-eval SEED parquet")
+        questions = [_from_hub(benchmark, r, files[0], cache) for r in tables.read_parquet(files)]
+    else:
+        rows = tables.read_tsv(files[0])
+        tables.require_columns(files[0], rows[0] if rows else {}, TSV_COLUMNS, "the VLMEvalKit SEED TSV")
+        questions = [_from_tsv(benchmark, r, files[0], cache, dims) for r in rows]
+    data = {"questions": questions, "question_type": {v[0]: k for k, v in dims.items()}}
+    target = cache / JSON_NAME[benchmark]
+    tables.write_bytes_once(target, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
+    if benchmark == "seed2":
+        return {"annotation_file": str(target), "cc3m_dir": str(cache / "cc3m"), "seed_bench_v2_dir": str(cache / "v2")}
+    return {"annotation_file": str(target), "image_root": str(cache / "cc3m"), "frames_root": str(cache / "frames")}
+
+
+def _write(root: Path, rel: str, data: bytes, path, qid) -> None:
+    try:
+        target = inside(root, rel)
+    except PathEscape as e:
+        raise DataError(str(path), str(e), qid, "data_id") from None
+    tables.write_bytes_once(target, data)
+
+
+def _int(value):
+    return int(value) if isinstance(value, str) and value.strip().isdigit() else value
+
+
+def _from_hub(benchmark: str, row: dict, path, cache: Path) -> dict:
+    qid = str(row.get("question_id"))
+    images = tables.image_list(row.get("image"), path, qid, "image")
+    q = {k: v for k, v in row.items() if k != "image" and v is not None}
+    q["question_type_id"] = _int(q.get("question_type_id"))
+    if isinstance(q.get("segment"), str):
+        try:
+            q["segment"] = ast.literal_eval(q["segment"])
+        except (ValueError, SyntaxError):
+            raise DataError(str(path), f"segment is not a list literal: {q['segment']!r}", qid, "segment") from None
+    if isinstance(q.get("segment"), tuple):
+        q["segment"] = list(q["segment"])
+    data_id = q.get("data_id")
+    if benchmark == "seed2":
+        ids = list(data_id) if isinstance(data_id, (list, tuple)) else [data_id]
+        if isinstance(data_id, (list, tuple)):
+            q["data_id"] = ids
+        if len(images) != len(ids):
+            raise DataError(str(path), f"expected one image per data_id entry ({len(ids)}), found {len(images)}", qid, "image")
+        root = cache / ("cc3m" if q.get("data_source") == "cc3m" else "v2")
+        for rel, data in zip(ids, images):
+            _write(root, str(rel), data, path, qid)
+        return q
+    dim = q["question_type_id"]
+    if dim in V1_FRAME_FOLDERS:  # a video row carries its frames
+        if not images:
+            raise DataError(str(path), "expected the video's frames in 'image', found none", qid, "image")
+        for k, data in enumerate(images, 1):
+            _write(cache / "frames", f"{qid}/{k}{tables.frame_suffix(data)}", data, path, qid)
+    else:
+        if len(images) != 1:
+            raise DataError(str(path), f"expected 1 image for an image question, found {len(images)}", qid, "image")
+        _write(cache / "cc3m", str(data_id), images[0], path, qid)
+    return q
+
+
+def _dimension(benchmark: str, row: dict, path, qid, dims: dict) -> int:
+    if row.get("question_type_id") not in (None, ""):
+        return int(row["question_type_id"])
+    by_name = {_norm(v[0]): k for k, v in dims.items()}
+    if benchmark == "seed":
+        by_name["textrecognition"] = 9
+    name = _norm(row.get("category") or "")
+    if name not in by_name:
+        raise DataError(str(path), f"expected a dimension name in 'category', found {row.get('category')!r}", qid, "category")
+    return by_name[name]
+
+
+def _from_tsv(benchmark: str, row: dict, path, cache: Path, dims: dict) -> dict:
+    qid = str(row.get("question_id") or row["index"])
+    dim = _dimension(benchmark, row, path, qid, dims)
+    images = tables.image_list(row.get("image"), path, qid, "image")
+    q = {"question_id": qid, "question": row.get("question") or "", "answer": row.get("answer"),
+         "question_type_id": dim, **{f"choice_{c.lower()}": row.get(c) for c in "ABCD"}}
+    if benchmark == "seed2":
+        ids = [f"{qid}/{k}{tables.frame_suffix(d)}" for k, d in enumerate(images, 1)]
+        for rel, data in zip(ids, images):
+            _write(cache / "v2", rel, data, path, qid)
+        q.update(data_id=ids, data_source="SEED-Bench v2", data_type=row.get("data_type") or "")
+        return q
+    if dim in V1_FRAME_FOLDERS:
+        for k, data in enumerate(images, 1):
+            _write(cache / "frames", f"{qid}/{k}{tables.frame_suffix(data)}", data, path, qid)
+        q.update(data_id=qid, data_type="video")
+    else:
+        if len(images) != 1:
+            raise DataError(str(path), f"expected 1 image for an image question, found {len(images)}", qid, "image")
+        _write(cache / "cc3m", qid, images[0], path, qid)
+        q.update(data_id=qid, data_type="image")
+    return q
+
+
+def frame_folder(frames_root, question_id: str, dim: int) -> tuple[str, str | None]:
+    """The frame folder of a v1 video question and an error, if any: ``<root>/<question_id>/`` (a flat
+    folder, whose entries may be symlinks to folders elsewhere) or the official
+    ``[v1_video/]task<dim>/<source>_8_frame/<question_id>/`` (docs/protocols.md §1.3). The id must be one
+    plain name (no separator, no ``..``); the frames must then stay inside the folder found."""
+    qid = str(question_id)
+    if not qid or qid in (".", "..") or "/" in qid or "\\" in qid or os.sep in qid or "\x00" in qid:
+        return str(Path(frames_root) / qid), f"question_id {qid!r} is not a plain folder name"
+    root = Path(frames_root)
+    candidates = [root / qid]
+    if dim in V1_FRAME_FOLDERS:
+        sub = Path(f"task{dim}") / V1_FRAME_FOLDERS[dim] / qid
+        candidates += [root / sub, root / "v1_video" / sub]
+    for c in candidates:
+        if c.is_dir():
+            return str(c), None
+    return str(candidates[0]), None
