@@ -333,3 +333,89 @@ def test_executed_notebook_is_published_only_as_whole_json(tmp_path):
     partial.write_text('{"cells": [], "note": "finished"}', encoding="utf-8")
     _publish_notebook(partial, final)
     assert json.loads(final.read_text(encoding="utf-8"))["note"] == "finished" and not partial.exists()
+
+
+# --- a run folder is bound to its settings (issue 27 §1) -------------------------------------------------------
+
+NB10 = REPO / "notebooks" / "10_seed_bench.ipynb"
+
+
+def _finished_folder(tmp_path, params):
+    """A run folder as `mmbench run` leaves it: params.yaml, the executed notebook, predictions, metrics."""
+    import yaml
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "params.yaml").write_text(yaml.safe_dump({**params, "run_id": "run"}))
+    (folder / NB10.name).write_text('{"cells": []}')
+    (folder / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _rows(36)))
+    (folder / "metrics.json").write_text('{"counts": {"items": 36}}')
+    return folder
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"limit": 3}, "limit=36"), ({"dimensions": [1]}, "dimensions='all'"), ({"level": "L1"}, "level='L2'"),
+    ({"part": "Single-Image & Text Comprehension"}, "part='all'"), ({"limit": 0, "dimensions": "image"}, "dimensions")])
+def test_resume_with_a_narrower_or_other_selection_is_refused_before_any_write(tmp_path, monkeypatch, change, field):
+    """Probe: resuming a finished 36-item run with --limit 3 exited 0 and rewrote metrics.json to 3 items;
+    a refused resume first overwrote params.yaml. Now: one line naming the field, nothing written."""
+    from mmbench_lib.runner import ParameterError, prepare_run
+
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path))
+    folder = _finished_folder(tmp_path, {"benchmark": "seed", "limit": 36})
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    with pytest.raises(ParameterError, match=f"selection {field}.*another --run-id") as e:
+        prepare_run(NB10, overrides={"benchmark": "seed", "limit": 36, **change}, run_id="run")
+    assert "\n" not in str(e.value)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_resume_with_the_same_or_a_larger_limit_is_allowed(tmp_path, monkeypatch):
+    from mmbench_lib.runner import prepare_run
+
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path))
+    folder = _finished_folder(tmp_path, {"benchmark": "seed", "limit": 36})
+    saved = (folder / "params.yaml").read_bytes()
+    for limit in (36, 40, 0):
+        prepare_run(NB10, overrides={"benchmark": "seed", "limit": limit, "batch_size": 2}, run_id="run")
+    assert (folder / "params.yaml").read_bytes() == saved  # rewritten only when the run has finished
+
+
+def test_pipeline_refuses_a_narrower_selection_and_keeps_the_metrics(demo, tmp_path):
+    """The same guard inside ``evaluate`` (a notebook run in JupyterLab, the Python API)."""
+    from mmbench_lib.pipeline.config import RunConfig
+
+    data = runs.demo_args("seed", demo)
+    out = tmp_path / "r"
+    runs.evaluate(RunConfig("seed", out, data=data, model="random", limit=8, progress=False))
+    metrics = (out / "metrics.json").read_bytes()
+    with pytest.raises(ValueError, match="selection limit=8; this run asks for limit=3"):
+        runs.evaluate(RunConfig("seed", out, data=data, model="random", limit=3, progress=False))
+    with pytest.raises(ValueError, match="selection dimensions='all'"):
+        runs.evaluate(RunConfig("seed", out, data={**data, "dimensions": [1]}, model="random", limit=8, progress=False))
+    assert (out / "metrics.json").read_bytes() == metrics
+    assert runs.evaluate(RunConfig("seed", out, data=data, model="random", limit=10, progress=False))["counts"]["items"] == 10
+
+
+def test_refused_resume_inside_the_notebook_keeps_notebook_and_params(tmp_path, monkeypatch):
+    """A check the notebook itself makes (here: another video_input, which only the store knows) refuses
+    the resume after the kernel started: the finished run's notebook and params.yaml stay as they were."""
+    import nbformat
+
+    from mmbench_lib.runner import NotebookFailed, run_notebook
+
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path))
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python",
+                                                           "display_name": "Python 3"}})
+    nb.cells = [nbformat.v4.new_code_cell("x = 1\nrun_id = ''", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell("assert x == 1, 'refused: another setting'")]
+    for i, c in enumerate(nb.cells):
+        c.id = f"c{i}"
+    path = tmp_path / "probe.ipynb"
+    nbformat.write(nb, path)
+    folder = run_notebook(path, overrides={"x": 1}, run_id="p", progress=False)
+    (folder / "predictions.jsonl").write_text('{"id": "1"}\n')
+    before = {n: (folder / n).read_bytes() for n in ("params.yaml", "probe.ipynb")}
+    with pytest.raises(NotebookFailed, match="refused: another setting.*partial notebook: .*partial"):
+        run_notebook(path, overrides={"x": 2}, run_id="p", progress=False)
+    assert {n: (folder / n).read_bytes() for n in before} == before

@@ -45,6 +45,7 @@ from mmbench_lib.core.store import RunStore
 from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline import rescoring as responses
 from mmbench_lib.pipeline.baselines import BASELINES, FrequentAnswer, RandomAnswer, frequent_table  # noqa: F401
+from mmbench_lib.pipeline.selection import check_same_selection
 from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.pipeline.loop import run_loop
 from mmbench_lib.pipeline.ocr import OCR, insert_ocr
@@ -280,6 +281,8 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
             diff["options"] = (previous.get("options"), config.option_settings())
         if diff:
             raise ValueError(f"{config.out_dir} holds responses made with other settings {diff}; use a new run id")
+    if store.rows():
+        check_same_selection(config.out_dir, previous.get("config"), config.to_dict())
     store.update_manifest(
         **manifest.base_manifest(config.parameters, config.seed), benchmark=benchmark, split=config.split,
         source=str(config.source), subjects=config.subjects, n_items=len(items), model=described,

@@ -17,6 +17,7 @@ from mmbench_lib.core.store import RunStore, shard_dir
 from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.pipeline.generation import evaluate_generation, label_for
 from mmbench_lib.pipeline.ocr import OCRUnavailable
+from mmbench_lib.pipeline.selection import check_same_selection
 from mmbench_lib.pipeline.shards import select
 
 
@@ -75,6 +76,8 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
     video = set_video_input(adapter, c.video_input)
     store = RunStore(c.out_dir, shard=(c.shard_index, c.num_shards))
     _check_same_run(store, c.benchmark, adapter, recipe, generation, c.option_settings(), video["used"])
+    if store.rows():
+        check_same_selection(store.dir, store.manifest().get("config"), c.to_dict())
     mod = benchmarks.get(c.benchmark)
     image_output = ImageOutputScorer(ClipJudge(c.clip_model, c.clip_pretrained, device=getattr(adapter, "device", "cpu")),
                                      str(manifest.resolve(c.generated_dir)) if c.generated_dir else None)
