@@ -21,7 +21,7 @@ from mmbench_lib.launch.options import add_arguments as add_launch_arguments, la
 from mmbench_lib.pipeline.rescore_seed import score_predictions
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.pipeline.rescoring import print_table, score_responses, write_outputs
-from mmbench_lib.pipeline.shards import merge_runs
+from mmbench_lib.pipeline.shards import check_benchmark, merge_runs, recorded_benchmark
 from mmbench_lib import published
 
 
@@ -115,6 +115,7 @@ def cmd_metrics(a) -> int:
     if not any(Path(a.run_dir).glob("predictions*.jsonl")):
         raise ValueError(f"{a.run_dir}: no predictions.jsonl to recompute metrics from (a folder of sub-runs? "
                          f"leave out --benchmark to print its results table)")
+    check_benchmark(a.benchmark, recorded_benchmark(a.run_dir), a.run_dir)
     summary = metrics_from_store(a.run_dir, a.benchmark)
     _print_summary(summary)
     return 0

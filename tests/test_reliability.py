@@ -419,3 +419,94 @@ def test_refused_resume_inside_the_notebook_keeps_notebook_and_params(tmp_path, 
     with pytest.raises(NotebookFailed, match="refused: another setting.*partial notebook: .*partial"):
         run_notebook(path, overrides={"x": 2}, run_id="p", progress=False)
     assert {n: (folder / n).read_bytes() for n in before} == before
+
+
+# --- merge and metrics check what they join (issue 27 §2) ------------------------------------------------------
+
+def _shard(demo, out, k, n, **kw):
+    from mmbench_lib.pipeline.config import RunConfig
+
+    kw = {"model": "random", "limit": 12, **kw}
+    return runs.evaluate(RunConfig("seed", out, data=runs.demo_args("seed", demo), shard_index=k, num_shards=n,
+                                   progress=False, **kw))
+
+
+@pytest.mark.parametrize("other, field", [({"model": "random:7"}, "model"), ({"limit": 10}, "selection"),
+                                           ({"recipe": "lmms-eval-ppl"}, "recipe"), ({"reduction": "mean"}, "reduction")])
+def test_merge_refuses_shards_of_different_runs_naming_the_field(demo, tmp_path, other, field):
+    """Probe: shards made with another model, limit or recipe merged into one run labelled with one model."""
+    from mmbench_lib.cli import main
+
+    _shard(demo, tmp_path / "a", 0, 2)
+    _shard(demo, tmp_path / "b", 1, 2, **other)
+    with pytest.raises(ValueError, match=f"shards of different runs \\({field}: "):
+        runs_merge = __import__("mmbench_lib.pipeline.shards", fromlist=["merge_runs"]).merge_runs
+        runs_merge([tmp_path / "a", tmp_path / "b"], tmp_path / "m")
+    assert main(["merge", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "m")]) == 2
+    assert not (tmp_path / "m").exists()
+
+
+def test_benchmark_override_contradicting_the_run_is_refused(demo, tmp_path, capsys):
+    """Probe: `metrics --benchmark mmmu` over a SEED run printed MMMU subjects, exit 0."""
+    from mmbench_lib.cli import main
+    from mmbench_lib.pipeline.config import RunConfig
+
+    runs.evaluate(RunConfig("seed", tmp_path / "r", data=runs.demo_args("seed", demo), model="random", limit=6,
+                            progress=False))
+    assert main(["metrics", str(tmp_path / "r"), "--benchmark", "mmmu"]) == 2
+    assert "--benchmark mmmu: " in capsys.readouterr().err
+    assert main(["metrics", str(tmp_path / "r"), "--benchmark", "seed1"]) == 0  # an alias of the same task
+    _shard(demo, tmp_path / "s", 0, 1 + 1)
+    _shard(demo, tmp_path / "s", 1, 2)
+    assert main(["merge", str(tmp_path / "s"), "--out", str(tmp_path / "m"), "--benchmark", "seed2"]) == 2
+    assert "is a seed run" in capsys.readouterr().err
+
+
+def test_empty_shards_are_legal_and_merge_to_the_whole_run(demo, tmp_path):
+    """Probe: more shards than items failed three times with KeyError 'dimension_id', then "not merged"."""
+    from mmbench_lib.pipeline.config import RunConfig
+    from mmbench_lib.pipeline.shards import merge_runs
+
+    whole = runs.evaluate(RunConfig("seed", tmp_path / "w", data=runs.demo_args("seed", demo), model="random",
+                                    limit=2, progress=False))
+    counts = [_shard(demo, tmp_path / "s", k, 5, limit=2)["counts"]["items"] for k in range(5)]
+    assert 0 in counts and sum(counts) == 2
+    merged = merge_runs([tmp_path / "s"], tmp_path / "m")
+    assert merged["per_dimension"] == whole["per_dimension"] and merged["counts"] == whole["counts"]
+    empty = runs.evaluate(RunConfig("seed", tmp_path / "z", data=runs.demo_args("seed", demo, dimensions=[1]),
+                                    model="random", limit=2, num_shards=40, shard_index=39, progress=False))
+    assert empty["counts"]["items"] == 0 and empty["per_dimension"] == []
+
+
+def test_merge_out_naming_a_file_is_one_line(demo, tmp_path, capsys):
+    from mmbench_lib.cli import main
+
+    for k in range(2):
+        _shard(demo, tmp_path / "s", k, 2)
+    (tmp_path / "f").write_text("x")
+    assert main(["merge", str(tmp_path / "s"), "--out", str(tmp_path / "f")]) == 2
+    assert "a file, not a folder" in capsys.readouterr().err
+
+
+def test_resharding_a_merged_run_is_refused_before_any_submission(tmp_path, monkeypatch):
+    """Probe: `--shards 3` on a run merged from 2 scored three new shards, then refused to merge."""
+    import yaml
+
+    from mmbench_lib.launch.launcher import _prepare
+    from mmbench_lib.launch.options import LaunchError
+
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path))
+    for k in range(2):
+        d = tmp_path / "r" / "shards" / f"{k}-of-2"
+        d.mkdir(parents=True)
+        (d / "params.yaml").write_text(yaml.safe_dump({"shard_index": k, "num_shards": 2, "run_id": "r"}))
+        (d / f"predictions.shard-0{k}-of-02.jsonl").write_text('{"id": "1"}\n')
+    with pytest.raises(LaunchError, match="was sharded 2 ways.*resume with --shards 2"):
+        _prepare(NB10, None, {}, "r", 3)
+    assert sorted(p.name for p in (tmp_path / "r" / "shards").iterdir()) == ["0-of-2", "1-of-2"]
+    _prepare(NB10, None, {}, "r", 2)  # the same split resumes
+    (tmp_path / "r" / "params.yaml").write_text(yaml.safe_dump({"num_shards": 1, "run_id": "r"}))
+    (tmp_path / "r" / "predictions.jsonl").write_text('{"id": "1"}\n')
+    shutil.rmtree(tmp_path / "r" / "shards")
+    with pytest.raises(Exception, match="num_shards=1"):  # an unsharded run is not resumed as shards
+        _prepare(NB10, None, {}, "r", 2)
