@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 from mmbench_lib import __version__, tasks
-from mmbench_lib.analysis.results import format_table, read_results
+from mmbench_lib.analysis.results import failure_problem, format_table, read_results
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.demo import ensure_demo
 from mmbench_lib.models import MODEL_REGISTRY, placement
@@ -62,7 +62,18 @@ def cmd_run(a) -> int:
     else:
         folder = run_notebook(a.notebook, a.file, overrides, run_id=a.run_id, timeout=a.timeout)
     _print_results(folder)
+    problem = failure_problem(read_results(folder), a.max_failed)
+    if problem:  # the numbers are written (results.json has the reasons), but the run did not do its job
+        print(f"mmbench: error: {problem}", file=sys.stderr)
+        return 3
     return 0
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text}: a fraction of the items in [0, 1]")
+    return value
 
 
 def _print_results(folder) -> None:
@@ -269,6 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"), help="one parameter (YAML value)")
     s.add_argument("--run-id", help="folder under outputs/ (default: a new one); the same id resumes")
     s.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
+    s.add_argument("--max-failed", type=_fraction, default=None, metavar="FRACTION",
+                   help="exit 3 when more than this fraction of a run's items failed (default: only when all failed); "
+                        "the failures by reason are in results.json")
     add_run_shortcuts(s)
     add_launch_arguments(s)
     s.set_defaults(func=cmd_run)

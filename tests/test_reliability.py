@@ -510,3 +510,71 @@ def test_resharding_a_merged_run_is_refused_before_any_submission(tmp_path, monk
     shutil.rmtree(tmp_path / "r" / "shards")
     with pytest.raises(Exception, match="num_shards=1"):  # an unsharded run is not resumed as shards
         _prepare(NB10, None, {}, "r", 2)
+
+
+# --- protocol and model checked together; failed runs exit non-zero (issue 27 §3) ------------------------------
+
+def test_an_endpoint_without_logprobs_is_refused_on_a_ranking_notebook(capsys):
+    """Probe: `openai:` on notebook 10 passed the checks, then one NotImplementedError traceback per item, exit 0."""
+    from mmbench_lib.cli import main
+    from mmbench_lib.models.registry import MODEL_REGISTRY, rank_problem
+    from mmbench_lib.pipeline.config import RunConfig
+
+    assert main(["run", str(NB10), "-p", "benchmark", "seed", "--model", "openai:gpt-4o"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot rank choices" in err and "lmms-eval-gen" in err
+    assert not MODEL_REGISTRY["openai"].can_rank and rank_problem("smollm2") is None  # a capability, not a prefix
+    with pytest.raises(ValueError, match="RunConfig.model: 'openai:m' cannot rank"):
+        RunConfig("seed", "x", data={"annotation_file": "a"}, model="openai:m")
+    RunConfig("seed", "x", data={"annotation_file": "a"}, model="openai:m", recipe="lmms-eval-gen")  # generates
+
+
+def _all_failed_run(demo, tmp_path, broken=("all",)):
+    from mmbench_lib.analysis.results import write_results
+    from mmbench_lib.pipeline.config import RunConfig
+
+    d = demo["seed"]
+    shutil.copytree(d["image_root"], tmp_path / "cc3m")
+    for i, f in enumerate(sorted((tmp_path / "cc3m").iterdir())):
+        if broken == ("all",) or i in broken:
+            f.write_bytes(b"\x89PNG broken")
+    data = {**runs.demo_args("seed", demo), "image_root": str(tmp_path / "cc3m"), "dimensions": [1, 2]}
+    runs.evaluate(RunConfig("seed", tmp_path / "run", data=data, model="random", progress=False))
+    return write_results(tmp_path / "run")
+
+
+def test_a_run_whose_items_all_failed_is_a_failure_with_reasons(demo, tmp_path):
+    """Probe: 48 of 48 items failed, exit 0, a table with "n/a". Now results.json groups the failures by
+    reason and `mmbench run` exits 3 with one line (the check is ``failure_problem``)."""
+    from mmbench_lib.analysis.results import failure_problem
+
+    results = _all_failed_run(demo, tmp_path)
+    run = results["runs"][0]
+    assert run["summary"]["n"] == 0 and run["failures"] and run["failures"][0]["reason"].startswith("field 'images': unreadable image <path>")
+    assert sum(g["n"] for g in run["failures"]) == run["summary"]["failed"]
+    line = failure_problem(results)
+    assert line and "every item" in line and f"{run['summary']['failed']} x field 'images': unreadable image" in line
+
+
+def test_max_failed_threshold(demo, tmp_path):
+    from mmbench_lib.analysis.results import failure_problem
+
+    results = _all_failed_run(demo, tmp_path, broken=range(0, 10**4, 2))
+    s = results["runs"][0]["summary"]
+    share = s["failed"] / (s["n"] + s["failed"])
+    assert 0 < share < 1 and failure_problem(results) is None  # some failed: by default the run stands
+    assert "more than max_failed=0" in failure_problem(results, 0.0)
+    assert failure_problem(results, share) is None
+
+
+def test_cli_run_exits_3_when_every_item_failed(demo_dir, outputs, tmp_path, capsys):
+    from mmbench_lib.cli import main
+
+    broken = tmp_path / "cc3m"
+    broken.mkdir()
+    code = main(["run", str(NB10), "-p", "benchmark", "seed", "--model", "random", "--limit", "3",
+                 "-p", "data_dir", str(demo_dir), "-p", "annotation_file", str(demo_dir / "seed" / "SEED-Bench.json"),
+                 "-p", "image_root", str(broken), "-p", "dimensions", "[1]", "--run-id", "allfail"])
+    err = capsys.readouterr().err
+    assert code == 3 and "3 of 3 items failed (every item)" in err, err
+    assert json.loads((outputs / "allfail" / "results.json").read_text())["runs"][0]["failures"][0]["n"] == 3
