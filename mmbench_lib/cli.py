@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 from mmbench_lib import __version__
-from mmbench_lib.analysis.results import format_table, read_results
+from mmbench_lib.analysis.results import failure_problem, format_table, read_results
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.demo import ensure_demo
 from mmbench_lib.models import MODEL_REGISTRY, placement
@@ -22,7 +22,7 @@ from mmbench_lib.launch.options import add_arguments as add_launch_arguments, la
 from mmbench_lib.pipeline.rescore_seed import score_predictions
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.pipeline.rescoring import FORMAT_HELP, print_table, scorable, score_responses, write_outputs
-from mmbench_lib.pipeline.shards import merge_runs
+from mmbench_lib.pipeline.shards import check_benchmark, merge_runs, recorded_benchmark
 from mmbench_lib import published
 
 
@@ -63,7 +63,18 @@ def cmd_run(a) -> int:
     else:
         folder = run_notebook(a.notebook, a.file, overrides, run_id=a.run_id, timeout=a.timeout)
     _print_results(folder)
+    problem = failure_problem(read_results(folder), a.max_failed)
+    if problem:  # the numbers are written (results.json has the reasons), but the run did not do its job
+        print(f"mmbench: error: {problem}", file=sys.stderr)
+        return 3
     return 0
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text}: a fraction of the items in [0, 1]")
+    return value
 
 
 def _print_results(folder) -> None:
@@ -116,6 +127,7 @@ def cmd_metrics(a) -> int:
     if not any(Path(a.run_dir).glob("predictions*.jsonl")):
         raise ValueError(f"{a.run_dir}: no predictions.jsonl to recompute metrics from (a folder of sub-runs? "
                          f"leave out --benchmark to print its results table)")
+    check_benchmark(a.benchmark, recorded_benchmark(a.run_dir), a.run_dir)
     summary = metrics_from_store(a.run_dir, a.benchmark)
     _print_summary(summary)
     return 0
@@ -273,6 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"), help="one parameter (YAML value)")
     s.add_argument("--run-id", help="folder under outputs/ (default: a new one); the same id resumes")
     s.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
+    s.add_argument("--max-failed", type=_fraction, default=None, metavar="FRACTION",
+                   help="exit 3 when more than this fraction of a run's items failed (default: only when all failed); "
+                        "the failures by reason are in results.json")
     add_run_shortcuts(s)
     add_launch_arguments(s)
     s.set_defaults(func=cmd_run)

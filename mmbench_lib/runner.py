@@ -30,6 +30,7 @@ from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder, valida
 from mmbench_lib.core.progress import ENV as PROGRESS_ENV
 from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_atomic
 from mmbench_lib.pipeline.preflight import BadValue, check_values
+from mmbench_lib.pipeline.selection import describe_change, selection_change
 from mmbench_lib.scoring import REDUCTIONS, scorer_names
 from mmbench_lib.pipeline.shards import shard_from_params
 from mmbench_lib.tasks.base import get_task, is_task, path_parameters
@@ -217,7 +218,7 @@ def check_param_values(notebook: str, params: dict, known: dict) -> None:
 #: parameters that decide what a run computes: a run folder holding predictions keeps its values
 RESUME_KEYS = ("benchmark", "benchmarks", "model", "models", "recipe", "reduction", "split", "source",
                "annotation_file", "max_new_tokens", "dtype", "revision", "trust_remote_code", "device_map",
-               "max_memory", "seed", "papers")
+               "max_memory", "seed", "papers", "num_shards")
 #: those a manifest's ``config`` records as the notebook gave them (paths and dtypes are resolved there)
 CONFIG_KEYS = ("benchmark", "model", "recipe", "reduction", "split", "max_new_tokens", "seed", "device_map", "max_memory")
 
@@ -260,7 +261,9 @@ def _previous_settings(folder: Path, notebook: Path, known: dict) -> tuple[str, 
 
 def check_resume(folder: Path, notebook: Path, params: dict, known: dict) -> None:
     """An existing run folder with predictions is resumed only with the settings it was made with
-    (``RESUME_KEYS``); checked before anything is written to it. One-line ``ParameterError``."""
+    (``RESUME_KEYS``) and the same selection of items (``mmbench_lib.pipeline.selection``: a narrower
+    ``limit``, other ``dimensions`` / ``subjects`` / ``level`` / ``part`` would rewrite its metrics over a
+    subset); checked before anything is written to it. One-line ``ParameterError``."""
     stem = Path(PREDICTIONS).stem
     if not folder.is_dir() or not any(p.stat().st_size for p in folder.rglob(f"{stem}*.jsonl") if "quarantine" not in p.name):
         return
@@ -274,12 +277,17 @@ def check_resume(folder: Path, notebook: Path, params: dict, known: dict) -> Non
             raise ParameterError(
                 f"run folder {folder} holds predictions made with {key}={old[key]!r} ({where}); this run asks for "
                 f"{key}={new[key]!r}: use another --run-id, or the same settings to resume")
+    change = selection_change(old, new)
+    if change:
+        raise ParameterError(describe_change(f"run folder {folder} ({where})", change).replace("run id", "--run-id"))
 
 
 def prepare_run(notebook, param_files: list[str] | None = None, overrides: dict | None = None,
                 run_id: str | None = None) -> tuple[Path, Path, dict]:
     """Every check, then the run folder: ``(notebook, folder, params)``. Nothing is written to the
-    folder (nor is it created) before all checks pass."""
+    folder (nor is it created) before all checks pass; a folder that already holds a run keeps its
+    ``params.yaml`` until this run has finished (``run_notebook`` writes it then: the notebook's own
+    checks may still refuse the resume)."""
     nb = Path(notebook)
     if not nb.is_file():
         raise FileNotFoundError(f"notebook not found: {nb}")
@@ -291,8 +299,13 @@ def prepare_run(notebook, param_files: list[str] | None = None, overrides: dict 
     folder = shard_dir(run_folder(outputs_root(), run_id), shard_from_params(params))  # a shard writes only in its own folder
     check_resume(folder, nb, params, known)
     folder.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(folder / "params.yaml", yaml.safe_dump(params, sort_keys=True, allow_unicode=True))
+    if not (folder / "params.yaml").exists():
+        save_params(folder, params)
     return nb, folder, params
+
+
+def save_params(folder: Path, params: dict) -> None:
+    write_text_atomic(folder / "params.yaml", yaml.safe_dump(params, sort_keys=True, allow_unicode=True))
 
 
 class NotebookFailed(RuntimeError):
@@ -324,6 +337,7 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
     nb, folder, params = prepare_run(notebook, param_files, overrides, run_id)
     import papermill as pm
 
+    had_notebook = (folder / nb.name).exists()  # a resumed run: its notebook is replaced only by a run that ends
     final = folder / nb.name
     partial = folder / f".{nb.stem}.partial.ipynb"  # papermill rewrites it as cells finish
     cell_bar = progress and sys.stderr.isatty()  # a per-cell bar only where it can redraw in place
@@ -338,13 +352,15 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
     except BaseException as e:
         for echo in echoes:
             echo.close()
-        failure = notebook_failure(e, nb, _publish_notebook(partial, final))
+        kept = partial if had_notebook and partial.exists() else _publish_notebook(partial, final)
+        failure = notebook_failure(e, nb, kept)
         if failure is None:
             raise
         raise failure from e
     for echo in echoes:
         echo.close()
     _publish_notebook(partial, final)
+    save_params(folder, params)
     write_results(folder)
     return folder
 

@@ -333,3 +333,248 @@ def test_executed_notebook_is_published_only_as_whole_json(tmp_path):
     partial.write_text('{"cells": [], "note": "finished"}', encoding="utf-8")
     _publish_notebook(partial, final)
     assert json.loads(final.read_text(encoding="utf-8"))["note"] == "finished" and not partial.exists()
+
+
+# --- a run folder is bound to its settings (issue 27 §1) -------------------------------------------------------
+
+NB10 = REPO / "notebooks" / "10_seed_bench.ipynb"
+
+
+def _finished_folder(tmp_path, params):
+    """A run folder as `mmbench run` leaves it: params.yaml, the executed notebook, predictions, metrics."""
+    import yaml
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "params.yaml").write_text(yaml.safe_dump({**params, "run_id": "run"}))
+    (folder / NB10.name).write_text('{"cells": []}')
+    (folder / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _rows(36)))
+    (folder / "metrics.json").write_text('{"counts": {"items": 36}}')
+    return folder
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"limit": 3}, "limit=36"), ({"dimensions": [1]}, "dimensions='all'"), ({"level": "L1"}, "level='L2'"),
+    ({"part": "Single-Image & Text Comprehension"}, "part='all'"), ({"limit": 0, "dimensions": "image"}, "dimensions")])
+def test_resume_with_a_narrower_or_other_selection_is_refused_before_any_write(tmp_path, monkeypatch, change, field):
+    """Probe: resuming a finished 36-item run with --limit 3 exited 0 and rewrote metrics.json to 3 items;
+    a refused resume first overwrote params.yaml. Now: one line naming the field, nothing written."""
+    from mmbench_lib.runner import ParameterError, prepare_run
+
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path))
+    folder = _finished_folder(tmp_path, {"benchmark": "seed", "limit": 36})
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    with pytest.raises(ParameterError, match=f"selection {field}.*another --run-id") as e:
+        prepare_run(NB10, overrides={"benchmark": "seed", "limit": 36, **change}, run_id="run")
+    assert "\n" not in str(e.value)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_resume_with_the_same_or_a_larger_limit_is_allowed(tmp_path, monkeypatch):
+    from mmbench_lib.runner import prepare_run
+
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path))
+    folder = _finished_folder(tmp_path, {"benchmark": "seed", "limit": 36})
+    saved = (folder / "params.yaml").read_bytes()
+    for limit in (36, 40, 0):
+        prepare_run(NB10, overrides={"benchmark": "seed", "limit": limit, "batch_size": 2}, run_id="run")
+    assert (folder / "params.yaml").read_bytes() == saved  # rewritten only when the run has finished
+
+
+def test_pipeline_refuses_a_narrower_selection_and_keeps_the_metrics(demo, tmp_path):
+    """The same guard inside ``evaluate`` (a notebook run in JupyterLab, the Python API)."""
+    from mmbench_lib.pipeline.config import RunConfig
+
+    data = runs.demo_args("seed", demo)
+    out = tmp_path / "r"
+    runs.evaluate(RunConfig("seed", out, data=data, model="random", limit=8, progress=False))
+    metrics = (out / "metrics.json").read_bytes()
+    with pytest.raises(ValueError, match="selection limit=8; this run asks for limit=3"):
+        runs.evaluate(RunConfig("seed", out, data=data, model="random", limit=3, progress=False))
+    with pytest.raises(ValueError, match="selection dimensions='all'"):
+        runs.evaluate(RunConfig("seed", out, data={**data, "dimensions": [1]}, model="random", limit=8, progress=False))
+    assert (out / "metrics.json").read_bytes() == metrics
+    assert runs.evaluate(RunConfig("seed", out, data=data, model="random", limit=10, progress=False))["counts"]["items"] == 10
+
+
+def test_refused_resume_inside_the_notebook_keeps_notebook_and_params(tmp_path, monkeypatch):
+    """A check the notebook itself makes (here: another video_input, which only the store knows) refuses
+    the resume after the kernel started: the finished run's notebook and params.yaml stay as they were."""
+    import nbformat
+
+    from mmbench_lib.runner import NotebookFailed, run_notebook
+
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path))
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python",
+                                                           "display_name": "Python 3"}})
+    nb.cells = [nbformat.v4.new_code_cell("x = 1\nrun_id = ''", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell("assert x == 1, 'refused: another setting'")]
+    for i, c in enumerate(nb.cells):
+        c.id = f"c{i}"
+    path = tmp_path / "probe.ipynb"
+    nbformat.write(nb, path)
+    folder = run_notebook(path, overrides={"x": 1}, run_id="p", progress=False)
+    (folder / "predictions.jsonl").write_text('{"id": "1"}\n')
+    before = {n: (folder / n).read_bytes() for n in ("params.yaml", "probe.ipynb")}
+    with pytest.raises(NotebookFailed, match="refused: another setting.*partial notebook: .*partial"):
+        run_notebook(path, overrides={"x": 2}, run_id="p", progress=False)
+    assert {n: (folder / n).read_bytes() for n in before} == before
+
+
+# --- merge and metrics check what they join (issue 27 §2) ------------------------------------------------------
+
+def _shard(demo, out, k, n, **kw):
+    from mmbench_lib.pipeline.config import RunConfig
+
+    kw = {"model": "random", "limit": 12, **kw}
+    return runs.evaluate(RunConfig("seed", out, data=runs.demo_args("seed", demo), shard_index=k, num_shards=n,
+                                   progress=False, **kw))
+
+
+@pytest.mark.parametrize("other, field", [({"model": "random:7"}, "model"), ({"limit": 10}, "selection"),
+                                           ({"recipe": "lmms-eval-ppl"}, "recipe"), ({"reduction": "mean"}, "reduction")])
+def test_merge_refuses_shards_of_different_runs_naming_the_field(demo, tmp_path, other, field):
+    """Probe: shards made with another model, limit or recipe merged into one run labelled with one model."""
+    from mmbench_lib.cli import main
+
+    _shard(demo, tmp_path / "a", 0, 2)
+    _shard(demo, tmp_path / "b", 1, 2, **other)
+    with pytest.raises(ValueError, match=f"shards of different runs \\({field}: "):
+        runs_merge = __import__("mmbench_lib.pipeline.shards", fromlist=["merge_runs"]).merge_runs
+        runs_merge([tmp_path / "a", tmp_path / "b"], tmp_path / "m")
+    assert main(["merge", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "m")]) == 2
+    assert not (tmp_path / "m").exists()
+
+
+def test_benchmark_override_contradicting_the_run_is_refused(demo, tmp_path, capsys):
+    """Probe: `metrics --benchmark mmmu` over a SEED run printed MMMU subjects, exit 0."""
+    from mmbench_lib.cli import main
+    from mmbench_lib.pipeline.config import RunConfig
+
+    runs.evaluate(RunConfig("seed", tmp_path / "r", data=runs.demo_args("seed", demo), model="random", limit=6,
+                            progress=False))
+    assert main(["metrics", str(tmp_path / "r"), "--benchmark", "mmmu"]) == 2
+    assert "--benchmark mmmu: " in capsys.readouterr().err
+    assert main(["metrics", str(tmp_path / "r"), "--benchmark", "seed1"]) == 0  # an alias of the same task
+    _shard(demo, tmp_path / "s", 0, 1 + 1)
+    _shard(demo, tmp_path / "s", 1, 2)
+    assert main(["merge", str(tmp_path / "s"), "--out", str(tmp_path / "m"), "--benchmark", "seed2"]) == 2
+    assert "is a seed run" in capsys.readouterr().err
+
+
+def test_empty_shards_are_legal_and_merge_to_the_whole_run(demo, tmp_path):
+    """Probe: more shards than items failed three times with KeyError 'dimension_id', then "not merged"."""
+    from mmbench_lib.pipeline.config import RunConfig
+    from mmbench_lib.pipeline.shards import merge_runs
+
+    whole = runs.evaluate(RunConfig("seed", tmp_path / "w", data=runs.demo_args("seed", demo), model="random",
+                                    limit=2, progress=False))
+    counts = [_shard(demo, tmp_path / "s", k, 5, limit=2)["counts"]["items"] for k in range(5)]
+    assert 0 in counts and sum(counts) == 2
+    merged = merge_runs([tmp_path / "s"], tmp_path / "m")
+    assert merged["per_dimension"] == whole["per_dimension"] and merged["counts"] == whole["counts"]
+    empty = runs.evaluate(RunConfig("seed", tmp_path / "z", data=runs.demo_args("seed", demo, dimensions=[1]),
+                                    model="random", limit=2, num_shards=40, shard_index=39, progress=False))
+    assert empty["counts"]["items"] == 0 and empty["per_dimension"] == []
+
+
+def test_merge_out_naming_a_file_is_one_line(demo, tmp_path, capsys):
+    from mmbench_lib.cli import main
+
+    for k in range(2):
+        _shard(demo, tmp_path / "s", k, 2)
+    (tmp_path / "f").write_text("x")
+    assert main(["merge", str(tmp_path / "s"), "--out", str(tmp_path / "f")]) == 2
+    assert "a file, not a folder" in capsys.readouterr().err
+
+
+def test_resharding_a_merged_run_is_refused_before_any_submission(tmp_path, monkeypatch):
+    """Probe: `--shards 3` on a run merged from 2 scored three new shards, then refused to merge."""
+    import yaml
+
+    from mmbench_lib.launch.launcher import _prepare
+    from mmbench_lib.launch.options import LaunchError
+
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path))
+    for k in range(2):
+        d = tmp_path / "r" / "shards" / f"{k}-of-2"
+        d.mkdir(parents=True)
+        (d / "params.yaml").write_text(yaml.safe_dump({"shard_index": k, "num_shards": 2, "run_id": "r"}))
+        (d / f"predictions.shard-0{k}-of-02.jsonl").write_text('{"id": "1"}\n')
+    with pytest.raises(LaunchError, match="was sharded 2 ways.*resume with --shards 2"):
+        _prepare(NB10, None, {}, "r", 3)
+    assert sorted(p.name for p in (tmp_path / "r" / "shards").iterdir()) == ["0-of-2", "1-of-2"]
+    _prepare(NB10, None, {}, "r", 2)  # the same split resumes
+    (tmp_path / "r" / "params.yaml").write_text(yaml.safe_dump({"num_shards": 1, "run_id": "r"}))
+    (tmp_path / "r" / "predictions.jsonl").write_text('{"id": "1"}\n')
+    shutil.rmtree(tmp_path / "r" / "shards")
+    with pytest.raises(Exception, match="num_shards=1"):  # an unsharded run is not resumed as shards
+        _prepare(NB10, None, {}, "r", 2)
+
+
+# --- protocol and model checked together; failed runs exit non-zero (issue 27 §3) ------------------------------
+
+def test_an_endpoint_without_logprobs_is_refused_on_a_ranking_notebook(capsys):
+    """Probe: `openai:` on notebook 10 passed the checks, then one NotImplementedError traceback per item, exit 0."""
+    from mmbench_lib.cli import main
+    from mmbench_lib.models.registry import MODEL_REGISTRY, rank_problem
+    from mmbench_lib.pipeline.config import RunConfig
+
+    assert main(["run", str(NB10), "-p", "benchmark", "seed", "--model", "openai:gpt-4o"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot rank choices" in err and "lmms-eval-gen" in err
+    assert not MODEL_REGISTRY["openai"].can_rank and rank_problem("smollm2") is None  # a capability, not a prefix
+    with pytest.raises(ValueError, match="RunConfig.model: 'openai:m' cannot rank"):
+        RunConfig("seed", "x", data={"annotation_file": "a"}, model="openai:m")
+    RunConfig("seed", "x", data={"annotation_file": "a"}, model="openai:m", recipe="lmms-eval-gen")  # generates
+
+
+def _all_failed_run(demo, tmp_path, broken=("all",)):
+    from mmbench_lib.analysis.results import write_results
+    from mmbench_lib.pipeline.config import RunConfig
+
+    d = demo["seed"]
+    shutil.copytree(d["image_root"], tmp_path / "cc3m")
+    for i, f in enumerate(sorted((tmp_path / "cc3m").iterdir())):
+        if broken == ("all",) or i in broken:
+            f.write_bytes(b"\x89PNG broken")
+    data = {**runs.demo_args("seed", demo), "image_root": str(tmp_path / "cc3m"), "dimensions": [1, 2]}
+    runs.evaluate(RunConfig("seed", tmp_path / "run", data=data, model="random", progress=False))
+    return write_results(tmp_path / "run")
+
+
+def test_a_run_whose_items_all_failed_is_a_failure_with_reasons(demo, tmp_path):
+    """Probe: 48 of 48 items failed, exit 0, a table with "n/a". Now results.json groups the failures by
+    reason and `mmbench run` exits 3 with one line (the check is ``failure_problem``)."""
+    from mmbench_lib.analysis.results import failure_problem
+
+    results = _all_failed_run(demo, tmp_path)
+    run = results["runs"][0]
+    assert run["summary"]["n"] == 0 and run["failures"] and run["failures"][0]["reason"].startswith("field 'images': unreadable image <path>")
+    assert sum(g["n"] for g in run["failures"]) == run["summary"]["failed"]
+    line = failure_problem(results)
+    assert line and "every item" in line and f"{run['summary']['failed']} x field 'images': unreadable image" in line
+
+
+def test_max_failed_threshold(demo, tmp_path):
+    from mmbench_lib.analysis.results import failure_problem
+
+    results = _all_failed_run(demo, tmp_path, broken=range(0, 10**4, 2))
+    s = results["runs"][0]["summary"]
+    share = s["failed"] / (s["n"] + s["failed"])
+    assert 0 < share < 1 and failure_problem(results) is None  # some failed: by default the run stands
+    assert "more than max_failed=0" in failure_problem(results, 0.0)
+    assert failure_problem(results, share) is None
+
+
+def test_cli_run_exits_3_when_every_item_failed(demo_dir, outputs, tmp_path, capsys):
+    from mmbench_lib.cli import main
+
+    broken = tmp_path / "cc3m"
+    broken.mkdir()
+    code = main(["run", str(NB10), "-p", "benchmark", "seed", "--model", "random", "--limit", "3",
+                 "-p", "data_dir", str(demo_dir), "-p", "annotation_file", str(demo_dir / "seed" / "SEED-Bench.json"),
+                 "-p", "image_root", str(broken), "-p", "dimensions", "[1]", "--run-id", "allfail"])
+    err = capsys.readouterr().err
+    assert code == 3 and "3 of 3 items failed (every item)" in err, err
+    assert json.loads((outputs / "allfail" / "results.json").read_text())["runs"][0]["failures"][0]["n"] == 3

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import re
 from pathlib import Path
 
 from mmbench_lib.tasks.base import get_task, is_task
@@ -77,7 +78,52 @@ def run_result(run, top: Path) -> dict:
     return {"run": top.name if rel == "." else rel, "benchmark": run.benchmark,
             "model": run.metrics.get("label") or first.get("model") or run.metrics.get("model"),
             "protocol": _protocol(run.protocol, first.get("recipe")), "recipe": first.get("recipe"), "split": run.metrics.get("split"),
-            "scope": scope, "summary": summary, "metrics": run.metrics}
+            "scope": scope, "summary": summary, "failures": failure_reasons(run.samples), "metrics": run.metrics}
+
+
+def _reason(error) -> str:
+    """A failure's reason with what differs from item to item taken out: the leading ``item '<id>', ``,
+    file paths (``<path>``) and numbers of 4+ digits (``<n>``); first line, at most 200 characters."""
+    text = " ".join(str(error or "").splitlines()[:1])
+    text = re.sub(r"^item '[^']*',?\s*", "", text)
+    text = re.sub(r"'?(?:[A-Za-z]:)?/[^\s':,;)]+'?", "<path>", text)
+    text = re.sub(r"\d{4,}", "<n>", text)
+    return text[:200] or "no reason recorded"
+
+
+def failure_reasons(samples, top: int = 10) -> list[dict]:
+    """The failed items of a sub-run grouped by reason (the rows' ``error`` as :func:`_reason` reduces
+    it): ``[{"reason", "n", "example_id"}, ...]``, most frequent first, at most ``top`` groups (the rest
+    as one ``"(other reasons)"`` group); the full messages stay in ``predictions.jsonl``."""
+    if not len(samples) or "status" not in samples or "error" not in samples:
+        return []
+    failed = samples[samples["status"] == "failed"]
+    groups: dict[str, list] = {}
+    for _, r in failed.iterrows():
+        reason = _reason(r.get("error"))
+        groups.setdefault(reason, []).append(str(r.get("id")))
+    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    out = [{"reason": k, "n": len(v), "example_id": v[0]} for k, v in ranked[:top]]
+    rest = ranked[top:]
+    if rest:
+        out.append({"reason": "(other reasons)", "n": sum(len(v) for _, v in rest), "example_id": rest[0][1][0]})
+    return out
+
+
+def failure_problem(results: dict, max_failed: float | None = None) -> str | None:
+    """One line when a run's failures make its numbers untrustworthy, else ``None``: every item of a
+    sub-run failed, or (``max_failed``, a fraction in [0, 1]) more than that share of its items failed.
+    The line gives the counts and the reasons with their counts (``results["runs"][i]["failures"]``)."""
+    for r in results.get("runs", []):
+        s = r.get("summary") or {}
+        failed, n = s.get("failed") or 0, (s.get("n") or 0) + (s.get("failed") or 0)
+        if not failed:
+            continue
+        if failed == n or (max_failed is not None and failed / n > max_failed):
+            why = "; ".join(f"{g['n']} x {g['reason']} (e.g. {g['example_id']})" for g in r.get("failures") or [])
+            limit = "every item" if failed == n else f"more than max_failed={max_failed:g} of the items"
+            return f"run {r['run']}: {failed} of {n} items failed ({limit}): {why or 'see predictions.jsonl'}"
+    return None
 
 
 def collect(folder) -> dict:

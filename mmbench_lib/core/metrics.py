@@ -69,6 +69,9 @@ def per_dimension(rows: list[dict]) -> pd.DataFrame:
         e = entry(c, n, failed=int((g["status"] == "failed").sum()), na=int((g["status"] == "n/a").sum()))
         out.append({"dimension_id": dim_id, "dimension": name, **{k: v for k, v in e.items() if not k.startswith("ci_")},
                     "accuracy": e["accuracy"] if n else math.nan, "random_expected": rand})
+    if not out:  # no rows (an empty shard, a zero-question file): an empty table with the schema's columns
+        return pd.DataFrame(columns=["dimension_id", "dimension", "n", "correct", "accuracy", "failed", "n/a",
+                                     "random_expected"])
     return pd.DataFrame(out)
 
 

@@ -27,7 +27,10 @@ from mmbench_lib.launch.job import ShardJob
 from mmbench_lib.launch.options import LaunchError, LaunchOptions
 from mmbench_lib.launch.progress import ProgressLine, ShardCounter
 from mmbench_lib.pipeline.runs import make_run_id, run_dir
-from mmbench_lib.runner import check_param_values, check_params, notebook_parameters, read_params, run_notebook
+from mmbench_lib.core.paths import outputs_root, run_folder
+from mmbench_lib.core.store import PREDICTIONS, shard_dir
+from mmbench_lib.runner import (check_param_values, check_params, check_resume, notebook_parameters, read_params,
+                                run_notebook)
 
 SHARD_PARAMS = ("shard_index", "num_shards", "merge_shards")
 
@@ -51,7 +54,25 @@ def _prepare(notebook, param_files, overrides, run_id, num_shards) -> tuple[Path
     check_params(nb.name, {**params, "num_shards": num_shards}, known)
     check_param_values(nb.name, params, known)
     params["run_id"] = validate_run_id(run_id or params.get("run_id") or make_run_id(nb.stem))
+    check_launch_resume(nb, params, num_shards, known)
     return nb, params
+
+
+def check_launch_resume(nb: Path, params: dict, n: int, known: dict) -> None:
+    """A launch into an existing run folder resumes it only as it was split: a run sharded (or merged)
+    another number of ways is refused in one line, and so is any shard folder (and the merged folder)
+    made with other settings or another selection (``runner.check_resume``); all before any submission."""
+    top = run_folder(outputs_root(), params["run_id"])
+    stem = Path(PREDICTIONS).stem
+    others = sorted({p.parent.name.rpartition("-of-")[2] for p in top.glob(f"shards/*-of-*/{stem}*.jsonl")
+                     if p.stat().st_size} - {str(n)})
+    if others:
+        raise LaunchError(f"run {params['run_id']} was sharded {others[0]} ways ({top / 'shards'}); --shards {n} "
+                          f"would score new shards that cannot merge with it: resume with --shards {others[0]}, "
+                          f"or use another --run-id")
+    check_resume(top, nb, {**params, "merge_shards": True, "num_shards": n}, known)
+    for k in range(n):
+        check_resume(shard_dir(top, (k, n)), nb, shard_params(params, k, n), known)
 
 
 def shard_params(params: dict, k: int, n: int) -> dict:

@@ -195,7 +195,7 @@ class OpenAICompatible:
                 "timeout_s": self.timeout, "max_retry_after_s": self.max_retry_after, "decoding": "temperature 0 (greedy)"}
 
 
-@register_model("openai", endpoint=True, needs_target=True)
+@register_model("openai", endpoint=True, needs_target=True, can_rank=False)
 def load_openai(target, **endpoint):
     """``openai:<served model name>``: an OpenAI-compatible endpoint (generation only)."""
     return OpenAICompatible(target, **endpoint)

@@ -22,18 +22,21 @@ class Family:
     loader: Callable
     endpoint: bool  # takes endpoint options (base_url, api_key_env, ...) instead of the local-model ones
     needs_target: bool  # the spec must name something after the ":" (a hub id, a served model)
+    can_rank: bool = True  # gives log-likelihoods of given continuations (the ranking protocol needs them)
 
 
 MODEL_REGISTRY: dict[str, Family] = {}
 
 
-def register_model(*prefixes: str, endpoint: bool = False, needs_target: bool = False):
-    """Decorator registering ``loader(target, **options)`` under each of ``prefixes``."""
+def register_model(*prefixes: str, endpoint: bool = False, needs_target: bool = False, can_rank: bool = True):
+    """Decorator registering ``loader(target, **options)`` under each of ``prefixes``. ``can_rank=False``:
+    its adapters cannot score given continuations (a chat endpoint without prompt log-probabilities),
+    so ranking recipes refuse it before the run (:func:`rank_problem`)."""
     def decorate(loader):
         for p in prefixes:
             if p in MODEL_REGISTRY and MODEL_REGISTRY[p].loader is not loader:
                 raise ValueError(f"model prefix {p!r} is already registered by {MODEL_REGISTRY[p].loader.__qualname__}")
-            MODEL_REGISTRY[p] = Family(p, loader, endpoint, needs_target)
+            MODEL_REGISTRY[p] = Family(p, loader, endpoint, needs_target, can_rank)
         return loader
     return decorate
 
@@ -54,6 +57,16 @@ def check_spec(spec: str) -> Family:
     if family.needs_target and not target:
         raise ValueError(f"model spec {spec!r} needs a name after the colon, e.g. {prefix}:<hub id or path>")
     return family
+
+
+def rank_problem(spec: str) -> str | None:
+    """Why ``spec`` cannot rank choices by log-likelihood (the SEED ranking recipes), or ``None`` if it can
+    (an unknown spec is :func:`check_spec`'s to refuse)."""
+    family = MODEL_REGISTRY.get(split_spec(spec)[0])
+    if family is None or family.can_rank:
+        return None
+    return (f"{spec!r} cannot rank choices: its endpoint returns no log-probabilities of given answers; use a "
+            f"generated-letter recipe (recipe lmms-eval-gen or vlmevalkit-gen) or a local model")
 
 
 #: one line per prefix for ``mmbench list models`` where a loader serves several prefixes

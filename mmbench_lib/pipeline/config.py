@@ -15,7 +15,7 @@ from typing import Any
 
 from mmbench_lib.tasks.base import get_task, task_names
 from mmbench_lib.models.placement import device_map_problem, max_memory_problem, memory_key
-from mmbench_lib.models.registry import check_spec
+from mmbench_lib.models.registry import check_spec, rank_problem
 from mmbench_lib.pipeline.baselines import BASELINES
 from mmbench_lib.scoring import REDUCTIONS, scorer_names
 from mmbench_lib.tasks import options
@@ -158,6 +158,8 @@ class RunConfig:
                 check_spec(self.model)
             except ValueError as e:
                 raise ValueError(f"RunConfig.model: {e}") from None
+        if self.protocol == "ranking" and not RECIPES[self.recipe].generates and rank_problem(self.model):
+            raise ValueError(f"RunConfig.model: {rank_problem(self.model)}")
 
     @staticmethod
     def _known(name: str, value, known) -> None:

@@ -44,6 +44,7 @@ from mmbench_lib.core.store import RunStore
 from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline import rescoring as responses
 from mmbench_lib.pipeline.baselines import BASELINES, FrequentAnswer, RandomAnswer, frequent_table  # noqa: F401
+from mmbench_lib.pipeline.selection import check_same_selection
 from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.pipeline.loop import run_loop
 from mmbench_lib.pipeline.ocr import OCR, insert_ocr
@@ -277,6 +278,8 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
                   "chat_template": True, "model": name}
     check_same_run(store, identity({"benchmark": benchmark, "model": described, "generation": generation,
                                     "options": config.option_settings()}))
+    if store.rows():
+        check_same_selection(config.out_dir, store.manifest().get("config"), config.to_dict())
     store.update_manifest(
         **manifest.base_manifest(config.parameters, config.seed), benchmark=benchmark, split=config.split,
         source=str(config.source), subjects=config.subjects, n_items=len(items), model=described,

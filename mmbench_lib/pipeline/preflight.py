@@ -19,12 +19,13 @@ from mmbench_lib.core.manifest import resolve
 from mmbench_lib.core.paths import outputs_root
 from mmbench_lib.models import embedded
 from mmbench_lib.models.placement import device_map_problem, max_memory_problem
-from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, split_spec
+from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, rank_problem, split_spec
 from mmbench_lib.pipeline.baselines import BASELINES
 from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES
 from mmbench_lib.core.items import DataError
 from mmbench_lib.tasks import copies
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task, task_names
+from mmbench_lib.tasks.recipes import RECIPES
 
 HUB_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
 TRUE = ("1", "on", "yes", "true")
@@ -227,6 +228,18 @@ def check_placement(values: dict) -> None:
         raise BadValue("trust_remote_code", f"use True or False, got {values['trust_remote_code']!r}")
 
 
+def check_can_rank(spec, benchmark, recipe) -> None:
+    """A ranking benchmark with a ranking recipe needs a model that gives log-likelihoods (the model
+    registry's ``can_rank``); ``BadValue`` naming the model otherwise."""
+    if not isinstance(spec, str) or not is_task(benchmark) or get_task(benchmark).protocol != "ranking":
+        return
+    if isinstance(recipe, str) and recipe in RECIPES and RECIPES[recipe].generates:
+        return
+    why = rank_problem(spec)
+    if why:
+        raise BadValue("model", why)
+
+
 def _uses_model(values: dict) -> bool:
     return values.get("baseline", "none") not in ("random", "frequent")
 
@@ -240,6 +253,7 @@ def check_values(values: dict, protocol: str | None = None) -> None:
     benchmark = benchmarks[0] if benchmarks else None
     if "model" in values and _uses_model(values):
         check_model(values["model"], values.get("revision") or None)
+        check_can_rank(values["model"], benchmark, values.get("recipe"))
     for spec in values.get("models") or []:
         check_model(spec, values.get("revision") or None, name="models")
     if benchmark is not None:

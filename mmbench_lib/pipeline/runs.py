@@ -17,6 +17,7 @@ from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.pipeline.generation import evaluate_generation, label_for
 from mmbench_lib.pipeline.ocr import OCRUnavailable
 from mmbench_lib.pipeline.resume import check_same_run, identity
+from mmbench_lib.pipeline.selection import check_same_selection
 from mmbench_lib.pipeline.shards import select
 from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.tasks.base import load_items as task_items
@@ -79,6 +80,8 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
     now = identity({"benchmark": c.benchmark, "recipe": recipe.to_dict(), "generation": generation,
                     "options": c.option_settings(), "video_input": video})
     check_same_run(store, {**now, "model": adapter.name})
+    if store.rows():
+        check_same_selection(store.dir, store.manifest().get("config"), c.to_dict())
     task = get_task(c.benchmark)
     image_output = ImageOutputScorer(ClipJudge(c.clip_model, c.clip_pretrained, device=getattr(adapter, "device", "cpu")),
                                      str(manifest.resolve(c.generated_dir)) if c.generated_dir else None)

@@ -13,9 +13,16 @@ import json
 import zlib
 from pathlib import Path
 
-from mmbench_lib import tasks as benchmarks
 from mmbench_lib.core.metrics import summarize
 from mmbench_lib.core.store import RunStore, read_jsonl, write_json_atomic
+from mmbench_lib.pipeline.selection import selection_change, selection_of
+from mmbench_lib.tasks.base import canonical_name, get_task, is_task
+
+#: the fields of a shard's fingerprint, in the order a difference is reported
+FINGERPRINT = ("benchmark", "model", "recipe", "reduction", "generation", "selection", "options", "video_input",
+               "data_sha256", "num_shards")
+#: the model description's fields that decide its answers (not its placement: shards run on different GPUs)
+MODEL_KEYS = ("adapter", "name", "scorer", "dtype", "seed", "revision", "append_eos")
 
 
 def shard_of(item_id: str, num_shards: int) -> int:
@@ -46,19 +53,82 @@ def shard_manifests(run_dir) -> list[Path]:
     return sorted(d.glob("manifest.shard-*-of-*.json")) + sorted(d.glob("shards/*/manifest.shard-*-of-*.json"))
 
 
+def fingerprint(manifest: dict) -> dict:
+    """What makes a shard part of one run, from its manifest: benchmark, model, recipe and reduction,
+    generation settings, the item selection (``limit``, dimensions, subjects, split, level, part;
+    ``mmbench_lib.pipeline.selection``), option order, video path, the data files' hashes and the shard
+    count. Shards merge only when these are equal."""
+    recipe = manifest.get("recipe") or {}
+    return {
+        "benchmark": manifest.get("benchmark"),
+        "model": {k: v for k, v in (manifest.get("model") or {}).items() if k in MODEL_KEYS},
+        "recipe": {k: v for k, v in recipe.items() if k != "reduction"} if isinstance(recipe, dict) else recipe,
+        "reduction": recipe.get("reduction") if isinstance(recipe, dict) else None,
+        "generation": manifest.get("generation"),
+        "selection": selection_of(manifest.get("config") or {}),
+        "options": manifest.get("options"),
+        "video_input": (manifest.get("video_input") or {}).get("used"),
+        "data_sha256": manifest.get("data_sha256"),
+        "num_shards": (manifest.get("shard") or {}).get("count", manifest.get("num_shards")),
+    }
+
+
+def fingerprint_difference(a: dict, b: dict) -> str | None:
+    """The first fingerprint field where two shards differ, as ``field: A vs B``; ``None`` if none."""
+    for key in FINGERPRINT:
+        if a.get(key) != b.get(key):
+            return f"{key}: {a.get(key)!r} vs {b.get(key)!r}"
+    return None
+
+
+def check_benchmark(given: str | None, recorded: str | None, where) -> None:
+    """A ``--benchmark`` that names another benchmark than the run's (``mmbench metrics``, ``merge``) is
+    refused: its groups over this run's rows would be another benchmark's numbers. Aliases of one task
+    module (``seed`` / ``seed1``) are the same benchmark."""
+    if not given or not recorded or given == recorded:
+        return
+    same = is_task(given) and is_task(recorded) and canonical_name(given) == canonical_name(recorded)
+    if not same:
+        raise ValueError(f"--benchmark {given}: {where} is a {recorded} run; its rows scored as {given} would "
+                         f"mean nothing (leave out --benchmark)")
+
+
+def recorded_benchmark(run_dir) -> str | None:
+    """The benchmark a run folder's manifest (or its first shard manifest) records, if any."""
+    for path in [Path(run_dir) / "manifest.json", *shard_manifests(run_dir)]:
+        try:
+            return json.loads(path.read_text(encoding="utf-8")).get("benchmark")
+        except (OSError, ValueError, AttributeError):
+            continue
+    return None
+
+
 def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
     """Merge the shard files found in ``run_dirs`` (and their ``shards/*/`` folders) into ``out_dir``:
     every shard 0..N-1 present, every expected item present exactly once (else ValueError naming what
-    is wrong). Merging again (after the shards resumed with more items) adds only the rows not merged yet."""
-    shards, rows_by_id, dupes, expected = {}, {}, [], set()
+    is wrong). Merging again (after the shards resumed with more items) adds only the rows not merged yet.
+
+    Every shard must carry the fingerprint of shard 0 (:func:`fingerprint`): shards of another model,
+    recipe, selection, data or split are refused naming the field; ``benchmark`` (``--benchmark``) must
+    be the shards' own. Empty shards (more shards than items) are legal."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: a file, not a folder (the merge writes predictions, manifest and metrics there)")
+    shards, rows_by_id, dupes, expected, prints = {}, {}, [], set(), {}
     for d in map(Path, run_dirs):
         for mpath in shard_manifests(d):
-            m = json.loads(mpath.read_text(encoding="utf-8"))
-            idx, n = m["shard"]["index"], m["shard"]["count"]
+            try:
+                m = json.loads(mpath.read_text(encoding="utf-8"))
+                idx, n = m["shard"]["index"], m["shard"]["count"]
+                ids = m["shard"]["item_ids"]
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                raise ValueError(f"{mpath}: not a shard manifest ({type(e).__name__}: {e})") from None
             if (idx, n) in shards:
                 raise ValueError(f"shard {idx} of {n} appears twice: {shards[(idx, n)]} and {mpath}")
             shards[(idx, n)] = mpath
-            expected |= set(m["shard"]["item_ids"])
+            prints[mpath] = fingerprint(m)
+            expected |= set(ids)
+            check_benchmark(benchmark, m.get("benchmark"), mpath)
             benchmark = benchmark or m.get("benchmark")
             rows, _ = read_jsonl(mpath.with_name(mpath.name.replace("manifest", "predictions").replace(".json", ".jsonl")))
             for r in rows:
@@ -71,6 +141,11 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
     if len(counts) != 1:
         raise ValueError(f"shards come from different splits: num_shards {sorted(counts)}")
     n = counts.pop()
+    reference = shards.get((0, n)) or next(iter(shards.values()))
+    for mpath, fp in prints.items():
+        diff = fingerprint_difference(prints[reference], fp)
+        if diff:
+            raise ValueError(f"{mpath} and {reference} are shards of different runs ({diff}); merge the shards of one run")
     missing_shards = sorted(set(range(n)) - {i for i, _ in shards})
     if missing_shards:
         raise ValueError(f"missing shard(s) {missing_shards} of {n}")
@@ -82,6 +157,19 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
     extra = sorted(set(rows_by_id) - expected)
     if extra:
         raise ValueError(f"{len(extra)} scored item(s) belong to no shard's item list, e.g. {extra[:5]}")
+    held_manifest = out / "manifest.json"
+    if held_manifest.is_file():
+        try:
+            previous = json.loads(held_manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            previous = {}
+        was, now = fingerprint(previous), prints[reference]
+        diff = previous.get("merged_from") and (
+            fingerprint_difference({**was, "selection": None}, {**now, "selection": None})
+            or (lambda c: c and f"selection {c[0]}: {c[1]!r} vs {c[2]!r}")(
+                selection_change(previous.get("config") or {}, json.loads(reference.read_text(encoding="utf-8")).get("config") or {})))
+        if diff:
+            raise ValueError(f"{out_dir} holds a merge of other shards ({diff}); merge into an empty folder")
     store = RunStore(out_dir)
     held = {r["id"]: r for r in store.rows()}  # an earlier merge of these shards (fewer items, or the same)
     if any(rows_by_id.get(i) != r for i, r in held.items()):
@@ -90,7 +178,7 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
     first = json.loads(shards[(0, n)].read_text(encoding="utf-8"))
     store.update_manifest(**{k: v for k, v in first.items() if k != "shard"},
                           merged_from=[str(p) for p in shards.values()], num_shards=n)
-    metrics = summarize(store.rows(), benchmarks.get(benchmark).GROUPS)
+    metrics = summarize(store.rows(), get_task(benchmark).groups)
     counted = set(metrics)
     metrics.update(benchmark=benchmark, model=first.get("model", {}).get("name"),
                    recipe=first.get("recipe", {}).get("name"), reduction=first.get("recipe", {}).get("reduction"))
