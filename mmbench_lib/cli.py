@@ -286,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("score-responses", help="rescore official-format MMMU/CMMMU outputs with the official parsers")
     s.add_argument("--benchmark", required=True, choices=["mmmu", "cmmmu"])
     s.add_argument("--responses", required=True, help="mmmu: DIR/<Subject>/output.json; cmmmu: JSONL file or folder")
-    s.add_argument("--answers", help="cmmmu: gold rows {id, type, answer} (file or folder, e.g. cmmmu-data-val)")
+    s.add_argument("--answers", help="cmmmu: gold rows {id, type, answer} (file or folder, e.g. cmmmu-data-val); "
+                                        "mmmu: answer_dict_test.json (or _val) of the MMMU repository")
     s.add_argument("--questions", help="cmmmu: question files with option texts and categories (optional)")
     s.add_argument("--no-random", action="store_true", help="score unparseable answers wrong instead of random (not official)")
     s.add_argument("--out", required=True, help="write predictions.jsonl and summary.json here")
