@@ -2,6 +2,7 @@
 examples in ``--help``, ``mmbench list``, the ``run`` shortcuts, quiet closed pipes, mistakes
 refused before torch is imported, a failing notebook in one line, the resume guard before any
 write, and ``make paper`` writing under outputs/."""
+import json
 import os
 import shutil
 import subprocess
@@ -121,8 +122,10 @@ def test_debug_shows_the_traceback(tmp_path):
 
 
 def test_a_failing_notebook_is_one_line_with_the_cause_and_the_kept_notebook(tmp_path):
-    bad = tmp_path / "SEED-Bench.json"
-    bad.write_text('{"questions": [{"question_id": "1"}]}', encoding="utf-8")
+    bad = tmp_path / "SEED-Bench.json"  # its first question passes the checks' cheap look; the file lacks question_type
+    first = {"question_id": "1", "question": "q", **{f"choice_{c}": c for c in "abcd"}, "answer": "A", "question_type_id": 1,
+             "data_id": "x"}
+    bad.write_text(json.dumps({"questions": [first]}), encoding="utf-8")
     proc = cli(tmp_path, "run", "notebooks/10_seed_bench.ipynb", "-p", "annotation_file", str(bad), "--model", "random",
                "--run-id", "broken")
     line = one_error_line(proc)

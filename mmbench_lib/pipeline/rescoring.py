@@ -28,6 +28,7 @@ from pathlib import Path
 from mmbench_lib.core.items import DataError, read_utf8
 from mmbench_lib.tasks import cmmmu_parser as cparse
 from mmbench_lib.tasks import mmmu_parser as mparse
+from mmbench_lib.tasks.mmmu import read_answer_dict
 from mmbench_lib.core.metrics import entry
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.tasks.base import all_tasks, get_task
@@ -97,7 +98,7 @@ MMMU_VARIANTS = ("official", "lenient-mc", "fixed-split")
 
 
 def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = True, seed=42,
-                       variant: str = "official") -> tuple[list[dict], dict]:
+                       variant: str = "official", answers=None) -> tuple[list[dict], dict]:
     """Official "parse and eval" over ``root/<Subject>/output.json`` (spec §3.4-3.9).
 
     ``use_random=False`` is the "no-random" mode (unparseable MC scored wrong, spec §3.7).
@@ -107,8 +108,11 @@ def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = Tr
     ``variant`` (NOT official unless ``"official"``): ``"lenient-mc"`` reads multiple choice with
     ``parse_multi_choice_lenient`` (markdown, "C)", lower-case letters; P-M3); ``"fixed-split"`` parses
     open answers with the sentence split before lower-casing (``parse_open(fixed_split=True)``).
+    ``answers``: an answer dict (``answer_dict_test.json`` / ``answer_dict_val.json``, spec §3.9) whose
+    ``ground_truth`` replaces each record's ``answer`` (the test split's outputs carry none).
     Returns ``(rows, summary)``.
     """
+    gold_dict = read_answer_dict(answers) if answers is not None else {}
     if variant not in MMMU_VARIANTS:
         raise ValueError(f"unknown parser variant {variant!r}; use one of {list(MMMU_VARIANTS)}")
     root = Path(root)
@@ -138,7 +142,7 @@ def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = Tr
     for subject, rec in mparse.official_order(by_subject):
         qtype = mparse.normalize_question_type(rec["question_type"])
         response, problem = _response_text(rec.get("response"))
-        answer = rec.get("answer")
+        answer = gold_dict[rec["id"]]["ground_truth"] if rec["id"] in gold_dict else rec.get("answer")
         if rec["id"] in seen:
             duplicates.append(rec["id"])
         seen.add(rec["id"])
@@ -193,7 +197,8 @@ def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = Tr
     for w in warn:
         warnings.warn(w, stacklevel=2)
     summary = {
-        "format": "subject-folders", "input": str(root), "parser": variant,
+        "format": "subject-folders", "input": str(root), "answers": None if answers is None else str(answers),
+        "parser": variant,
         "random_fallback": f"random.Random({_seed_text(seed)})" if use_random else "none (scored wrong)",
         "overall": overall, "per_subject": dict(per_subject), "per_discipline": dict(per_discipline),
         "per_question_type": _tally(rows, "question_type"),
@@ -398,14 +403,16 @@ def _score_gold_jsonl(responses, answers=None, questions=None, **kw):
 
 #: ``Task.official_output`` -> what ``--responses`` and ``--answers`` are in that format (for ``--help``)
 FORMAT_HELP = {
-    "subject-folders": ("DIR/<Subject>/output.json", "not needed (the gold answers are in output.json)"),
+    "subject-folders": ("DIR/<Subject>/output.json", "the test split's answer_dict_test.json of the MMMU repository "
+                        "(optional: the other splits' gold answers are in output.json)"),
     "responses-and-gold-jsonl": ("a JSONL file or folder of {id, type, response} rows",
                                  "gold rows {id, type, answer} (a file or the split's data folder)"),
 }
 
 #: ``Task.official_output`` -> scorer ``(responses, answers, questions, **kw) -> (rows, summary)``
 SCORERS = {
-    "subject-folders": lambda responses, answers=None, questions=None, **kw: score_mmmu_outputs(responses, **kw),
+    "subject-folders": lambda responses, answers=None, questions=None, **kw: score_mmmu_outputs(responses, answers=answers,
+                                                                                                 **kw),
     "responses-and-gold-jsonl": _score_gold_jsonl,
 }
 

@@ -269,16 +269,78 @@ def _read_hub(source: str, subject: str, split: str) -> tuple[str, list[dict]]:
     return f"{source}:{subject}/{split}", ds.to_list()
 
 
+ANSWERS_FILE = "answer_dict_test.json"
+
+
+def read_answer_dict(path) -> dict[str, dict]:
+    """An MMMU answer file (``answer_dict_val.json`` / ``answer_dict_test.json`` of the MMMU repository,
+    spec §3.9): ``{id: {"question_type": "multiple-choice" | "short-answer", "ground_truth": "B" | "1.06" | [..]}}``."""
+    import json
+
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise DataError(str(path), f"expected an MMMU answer dict (JSON), found an unreadable file ({type(e).__name__}: {e})") from None
+    if not isinstance(data, dict):
+        raise DataError(str(path), f"expected {{id: {{question_type, ground_truth}}}}, found a JSON {type(data).__name__}")
+    for qid, rec in data.items():
+        if not isinstance(rec, dict) or "ground_truth" not in rec:
+            raise DataError(str(path), "expected {question_type, ground_truth}", qid, "ground_truth")
+        gt = rec["ground_truth"]
+        if not (isinstance(gt, str) or (isinstance(gt, list) and gt and all(isinstance(g, str) for g in gt))):
+            raise DataError(str(path), f"expected a string or a list of strings, found {gt!r}", qid, "ground_truth")
+    return data
+
+
+def answers_for(source, split: str) -> Path | None:
+    """The test answers found beside the data: ``answer_dict_test.json`` in the data folder (or the
+    folder of a data file), for the test split only; ``None`` otherwise (test answers withheld)."""
+    if split != "test" or source in (None, "") or not Path(source).exists():
+        return None
+    folder = Path(source) if Path(source).is_dir() else Path(source).parent
+    for f in (folder / ANSWERS_FILE, folder.parent / ANSWERS_FILE if Path(source).is_file() else None):
+        if f is not None and f.is_file():
+            return f
+    return None
+
+
+def apply_answers(items: list[Item], path) -> list[Item]:
+    """Items of the test split with their gold answers from an answer dict (spec §3.9); an item the
+    file does not list stays withheld, a letter that names no option is a DataError."""
+    answers = read_answer_dict(path)
+    for it in items:
+        rec = answers.get(it.id)
+        if rec is None:
+            continue
+        gt = rec["ground_truth"]
+        if it.question_type == "multiple-choice":
+            letters = [chr(ord("A") + i) for i in range(len(it.choices))]
+            for g in gt if isinstance(gt, list) else [gt]:
+                if g not in letters:
+                    raise DataError(str(path), f"ground truth {g!r} is not one of the option letters {letters}", it.id, "ground_truth")
+        it.answer = gt
+        it.meta["answer_source"] = str(path)
+    return items
+
+
 def load(source: str | os.PathLike = HUB_ID, split: str = "validation", subjects: list[str] | str | None = None,
-         cache_dir: str | os.PathLike | None = None) -> list[Item]:
+         cache_dir: str | os.PathLike | None = None, answers: str | os.PathLike | None = None) -> list[Item]:
     """Items of the given subjects (default all; names, short keys or spaced names) and split.
 
     ``source``: a hub id (``MMMU/MMMU``) or a local folder ``<folder>/<Subject>/<split>-*.parquet``;
     also the merged hub copy, a cached hub id and the VLMEvalKit TSV (``tasks/copies/mmmu.py``).
     ``cache_dir``: where images are written as PNG (default ``$MMBENCH_CACHE`` or
     ``~/.cache/mmbench``, under ``mmmu/<source>``). Subjects come out in the discipline table order,
-    items in file order.
+    items in file order. The test split's answers are withheld unless ``answers`` names an
+    ``answer_dict_test.json`` or the data folder holds one (``answers_for``).
     """
+    items = _load(source, split, subjects, cache_dir)
+    answers = answers or answers_for(source, SPLIT_ALIASES.get(split, split))
+    return apply_answers(items, answers) if answers and SPLIT_ALIASES.get(split, split) == "test" else items
+
+
+def _load(source, split, subjects, cache_dir) -> list[Item]:
     split = SPLIT_ALIASES.get(split, split)
     if split not in SPLITS:
         raise ValueError(f"unknown MMMU split {split!r}; use one of {SPLITS}")
