@@ -578,3 +578,53 @@ def test_cli_run_exits_3_when_every_item_failed(demo_dir, outputs, tmp_path, cap
     err = capsys.readouterr().err
     assert code == 3 and "3 of 3 items failed (every item)" in err, err
     assert json.loads((outputs / "allfail" / "results.json").read_text())["runs"][0]["failures"][0]["n"] == 3
+
+
+# --- input that cannot hang or crash the checks (issue 27 §4) --------------------------------------------------
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")) + "dimensions: *i\n"
+
+
+@pytest.mark.parametrize("text, message", [
+    (BOMB, "expands to more than 100000 values"), ("dimensions: " + "[" * 5000 + "]" * 5000 + "\n", "nested more than 50 deep"),
+    ("model: smollm2\nlimit: 3\nmodel: random\n", "line 3: .*key 'model' given twice \\(first on line 1\\)")])
+def test_parameter_files_that_would_hang_or_crash_are_one_line(tmp_path, text, message):
+    """Probe: a 1 KB alias bomb hung past 120 s, 5,000-deep nesting was a RecursionError, duplicate keys last-won."""
+    import time
+
+    from mmbench_lib.runner import ParameterError, read_params
+
+    f = tmp_path / "p.yaml"
+    f.write_text(text)
+    start = time.monotonic()
+    with pytest.raises(ParameterError, match=message) as e:
+        read_params([str(f)])
+    assert "\n" not in str(e.value) and str(f) in str(e.value)
+    assert time.monotonic() - start < 30  # a generous bound: the refusal reads ~1 KB, the hang it replaces was > 120 s
+
+
+def test_yaml_limits_keep_ordinary_files_and_merge_keys():
+    from mmbench_lib.core.yaml_limits import load
+
+    assert load("base: &b {x: 1, y: 2}\nother:\n  <<: *b\n  y: 3\n") == {"base": {"x": 1, "y": 2}, "other": {"x": 1, "y": 3}}
+    assert load("a: [1, [2, [3]]]") == {"a": [1, [2, [3]]]}
+
+
+def test_oversized_values_paths_run_ids_and_outputs_are_one_line(tmp_path, monkeypatch):
+    """Probe: a 5 MB path was an OSError traceback; so were a run id over 255 bytes and MMBENCH_OUTPUTS naming a file."""
+    from mmbench_lib.runner import ParameterError, prepare_run
+
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path / "out"))
+    with pytest.raises(ParameterError, match="annotation_file: a string of 5000000 bytes"):
+        prepare_run(NB10, overrides={"annotation_file": "a" * 5_000_000})
+    big = tmp_path / "big.yaml"
+    big.write_text("annotation_file: " + "a" * 2_000_000 + "\n")
+    with pytest.raises(ParameterError, match="a parameters file is at most"):
+        prepare_run(NB10, [str(big)])
+    with pytest.raises(ValueError, match="it is 300 bytes; a folder name is at most 255"):
+        prepare_run(NB10, overrides={"model": "random"}, run_id="r" * 300)
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path / "file"))
+    with pytest.raises(ValueError, match="MMBENCH_OUTPUTS .* is a file, not a folder"):
+        prepare_run(NB10, overrides={"model": "random"}, run_id="ok")
