@@ -21,7 +21,7 @@ from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.launch.options import add_arguments as add_launch_arguments, launch_requested, options_from_args
 from mmbench_lib.pipeline.rescore_seed import score_predictions
 from mmbench_lib.core.store import write_json_atomic
-from mmbench_lib.pipeline.rescoring import FORMAT_HELP, print_table, scorable, score_responses, write_outputs
+from mmbench_lib.pipeline.rescoring import FORMAT_HELP, check_out_folder, print_table, scorable, score_responses, write_outputs
 from mmbench_lib.pipeline.shards import check_benchmark, merge_runs, recorded_benchmark
 from mmbench_lib import published
 
@@ -85,7 +85,8 @@ def _print_results(folder) -> None:
 
 
 def cmd_score_predictions(a) -> int:
-
+    if a.out:
+        check_out_folder(a.out)  # before any work
     summary = score_predictions(a.benchmark, a.predictions, a.questions)
     _print_summary(summary)
     inp = summary["input"]
@@ -103,6 +104,7 @@ def cmd_score_predictions(a) -> int:
 def cmd_score_responses(a) -> int:
 
     kw = {"use_random": not a.no_random}
+    check_out_folder(a.out)  # before any work
     rows, summary = score_responses(a.benchmark, a.responses, a.answers, a.questions, **kw)
     print_table(summary)
     pred, summ = write_outputs(rows, summary, a.out)
@@ -111,6 +113,7 @@ def cmd_score_responses(a) -> int:
 
 
 def cmd_merge(a) -> int:
+    check_out_folder(a.out)
 
     metrics = merge_runs(a.run_dirs, a.out, a.benchmark)
     _print_summary(metrics)

@@ -26,8 +26,9 @@ import yaml
 
 from mmbench_lib.analysis.results import write_results
 from mmbench_lib.core.manifest import repo_root
-from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder, validate_run_id
+from mmbench_lib.core.paths import check_outputs_root, make_run_id, run_folder, validate_run_id
 from mmbench_lib.core.progress import ENV as PROGRESS_ENV
+from mmbench_lib.core.yaml_limits import load as load_yaml
 from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_atomic
 from mmbench_lib.pipeline.preflight import BadValue, check_values
 from mmbench_lib.pipeline.selection import describe_change, selection_change
@@ -48,11 +49,18 @@ def _yaml_error(where: str, e: yaml.YAMLError) -> ParameterError:
     return ParameterError(f"{where}{line}: not valid YAML ({problem})")
 
 
+#: the largest parameters file, and string value (a path is at most 4096 bytes on Linux), read
+MAX_PARAMS_FILE = 1 << 20
+MAX_STRING = 4096
+
+
 def read_params(files: list[str] | None, overrides: dict | None = None) -> dict:
     """Merge YAML parameter files (later wins) and overrides; bad files raise one-line ``ParameterError``."""
     params = {}
     for f in files or []:
         try:
+            if Path(f).stat().st_size > MAX_PARAMS_FILE:
+                raise ParameterError(f"{f}: {Path(f).stat().st_size} bytes; a parameters file is at most {MAX_PARAMS_FILE}")
             text = Path(f).read_bytes().decode("utf-8")
         except FileNotFoundError:
             raise ParameterError(f"{f}: parameters file not found") from None
@@ -62,7 +70,7 @@ def read_params(files: list[str] | None, overrides: dict | None = None) -> dict:
         except OSError as e:
             raise ParameterError(f"{f}: cannot read the parameters file ({e.strerror})") from None
         try:
-            loaded = yaml.safe_load(text) or {}
+            loaded = load_yaml(text) or {}
         except yaml.YAMLError as e:
             raise _yaml_error(str(f), e) from None
         if not isinstance(loaded, dict):
@@ -75,7 +83,7 @@ def read_params(files: list[str] | None, overrides: dict | None = None) -> dict:
 def parse_override(name: str, value: str):
     """The YAML value of ``-p NAME VALUE``; malformed YAML raises one-line ``ParameterError``."""
     try:
-        return yaml.safe_load(value)
+        return load_yaml(value)
     except yaml.YAMLError as e:
         raise _yaml_error(f"-p {name}", e) from None
 
@@ -87,6 +95,21 @@ PATH_PARAMS = (*(p for p in path_parameters() if p != "video_roots"), "blind_ids
 
 #: Parameters whose documented values go beyond their default's type (the parameters cells' comments).
 ALSO_ACCEPTS = {"dimensions": (list,), "subjects": (list,), "limit": (type(None),)}
+
+
+def _too_large(value) -> str | None:
+    """Why a parameter value is too large to be a path, a name or a list of them (``None`` if it is not)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str) and len(v.encode("utf-8", "surrogatepass")) > MAX_STRING:
+            return f"a string of {len(v.encode('utf-8', 'surrogatepass'))} bytes (at most {MAX_STRING}: paths and names)"
+        if isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+    return None
 
 
 def _type_name(value) -> str:
@@ -128,6 +151,10 @@ def check_params(notebook: str, params: dict, known: dict) -> None:
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise ParameterError(f"{notebook} has no parameter(s) {unknown}; it accepts {sorted(known)}")
+    for name, value in params.items():
+        why = _too_large(value)
+        if why:
+            raise ParameterError(f"{notebook}: parameter {name}: {why}")
     defaults = {name: _default_value(info) for name, info in known.items()}
 
     def bad(name, why):
@@ -245,7 +272,7 @@ def _previous_settings(folder: Path, notebook: Path, known: dict) -> tuple[str, 
     saved = folder / "params.yaml"
     if saved.is_file():
         try:
-            old = yaml.safe_load(saved.read_text(encoding="utf-8")) or {}
+            old = load_yaml(saved.read_text(encoding="utf-8")) or {}
         except (OSError, ValueError, yaml.YAMLError):
             raise ParameterError(f"{saved}: unreadable; use another --run-id") from None
         return str(saved), effective_params(old if isinstance(old, dict) else {}, known), RESUME_KEYS
@@ -296,9 +323,12 @@ def prepare_run(notebook, param_files: list[str] | None = None, overrides: dict 
     check_params(nb.name, params, known)
     check_param_values(nb.name, params, known)
     params["run_id"] = run_id = validate_run_id(run_id or params.get("run_id") or make_run_id(nb.stem))
-    folder = shard_dir(run_folder(outputs_root(), run_id), shard_from_params(params))  # a shard writes only in its own folder
+    folder = shard_dir(run_folder(check_outputs_root(), run_id), shard_from_params(params))  # a shard writes only in its own folder
     check_resume(folder, nb, params, known)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ParameterError(f"cannot create the run folder {folder}: {e.strerror}") from None
     if not (folder / "params.yaml").exists():
         save_params(folder, params)
     return nb, folder, params

@@ -578,3 +578,167 @@ def test_cli_run_exits_3_when_every_item_failed(demo_dir, outputs, tmp_path, cap
     err = capsys.readouterr().err
     assert code == 3 and "3 of 3 items failed (every item)" in err, err
     assert json.loads((outputs / "allfail" / "results.json").read_text())["runs"][0]["failures"][0]["n"] == 3
+
+
+# --- input that cannot hang or crash the checks (issue 27 §4) --------------------------------------------------
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")) + "dimensions: *i\n"
+
+
+@pytest.mark.parametrize("text, message", [
+    (BOMB, "expands to more than 100000 values"), ("dimensions: " + "[" * 5000 + "]" * 5000 + "\n", "nested more than 50 deep"),
+    ("model: smollm2\nlimit: 3\nmodel: random\n", "line 3: .*key 'model' given twice \\(first on line 1\\)")])
+def test_parameter_files_that_would_hang_or_crash_are_one_line(tmp_path, text, message):
+    """Probe: a 1 KB alias bomb hung past 120 s, 5,000-deep nesting was a RecursionError, duplicate keys last-won."""
+    import time
+
+    from mmbench_lib.runner import ParameterError, read_params
+
+    f = tmp_path / "p.yaml"
+    f.write_text(text)
+    start = time.monotonic()
+    with pytest.raises(ParameterError, match=message) as e:
+        read_params([str(f)])
+    assert "\n" not in str(e.value) and str(f) in str(e.value)
+    assert time.monotonic() - start < 30  # a generous bound: the refusal reads ~1 KB, the hang it replaces was > 120 s
+
+
+def test_yaml_limits_keep_ordinary_files_and_merge_keys():
+    from mmbench_lib.core.yaml_limits import load
+
+    assert load("base: &b {x: 1, y: 2}\nother:\n  <<: *b\n  y: 3\n") == {"base": {"x": 1, "y": 2}, "other": {"x": 1, "y": 3}}
+    assert load("a: [1, [2, [3]]]") == {"a": [1, [2, [3]]]}
+
+
+def test_oversized_values_paths_run_ids_and_outputs_are_one_line(tmp_path, monkeypatch):
+    """Probe: a 5 MB path was an OSError traceback; so were a run id over 255 bytes and MMBENCH_OUTPUTS naming a file."""
+    from mmbench_lib.runner import ParameterError, prepare_run
+
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path / "out"))
+    with pytest.raises(ParameterError, match="annotation_file: a string of 5000000 bytes"):
+        prepare_run(NB10, overrides={"annotation_file": "a" * 5_000_000})
+    big = tmp_path / "big.yaml"
+    big.write_text("annotation_file: " + "a" * 2_000_000 + "\n")
+    with pytest.raises(ParameterError, match="a parameters file is at most"):
+        prepare_run(NB10, [str(big)])
+    with pytest.raises(ValueError, match="it is 300 bytes; a folder name is at most 255"):
+        prepare_run(NB10, overrides={"model": "random"}, run_id="r" * 300)
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path / "file"))
+    with pytest.raises(ValueError, match="MMBENCH_OUTPUTS .* is a file, not a folder"):
+        prepare_run(NB10, overrides={"model": "random"}, run_id="ok")
+
+
+# --- rescoring inputs validated field by field; invalid gold never scored (issue 27 §4) -------------------------
+
+def _mmmu_out(tmp_path, **rec):
+    base = {"id": "validation_Math_1", "question_type": "multiple-choice", "answer": "A", "all_choices": ["A", "B"],
+            "index2ans": {"A": "1", "B": "2"}, "response": "A"}
+    (tmp_path / "Math").mkdir(exist_ok=True)
+    (tmp_path / "Math" / "output.json").write_text(json.dumps([{**base, **rec}]))
+    return tmp_path
+
+
+@pytest.mark.parametrize("rec, field, message", [
+    ({"question_type": "essay", "answer": "x"}, "question_type", "'essay' is not one of"),
+    ({"answer": "Z"}, "answer", "gold answer 'Z' names no option"),
+    ({"id": {"a": 1}}, "id", "an id is a string or an integer, got dict"),
+    ({"question_type": "open", "answer": {"x": 1}}, "answer", "an open answer is a string"),
+    ({"all_choices": []}, "all_choices", "non-empty list of letters")])
+def test_mmmu_invalid_records_are_refused_naming_file_record_and_field(tmp_path, capsys, rec, field, message):
+    """Probe: an MMMU question_type 'essay' was scored as open; an answer letter naming no option was scored."""
+    from mmbench_lib.cli import main
+
+    (tmp_path / "r").mkdir()
+    root = _mmmu_out(tmp_path / "r", **rec)
+    assert main(["score-responses", "--benchmark", "mmmu", "--responses", str(root), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Math/output.json" in err and "record #0" in err and f"field '{field}'" in err
+    assert message in err and not (tmp_path / "o").exists()
+
+
+def test_mmmu_empty_output_is_refused_not_zero_percent(tmp_path):
+    from mmbench_lib.pipeline.rescoring import score_mmmu_outputs
+
+    (tmp_path / "Math").mkdir()
+    (tmp_path / "Math" / "output.json").write_text("[]")
+    with pytest.raises(DataError, match="no records"):
+        score_mmmu_outputs(tmp_path)
+
+
+@pytest.mark.parametrize("gold, message", [(None, "gold answer None is not a non-empty string"),
+                                           (3, "gold answer 3 is not"), ("E", "multiple-choice gold answer 'E' names no option")])
+def test_cmmmu_invalid_gold_is_refused(tmp_path, gold, message):
+    """Probe: CMMMU null or integer gold was scored silently."""
+    from mmbench_lib.pipeline.rescoring import score_cmmmu_outputs
+
+    (tmp_path / "g.jsonl").write_text(json.dumps({"id": 1, "type": "选择", "answer": gold}, ensure_ascii=False) + "\n")
+    (tmp_path / "r.jsonl").write_text(json.dumps({"id": 1, "response": "A"}) + "\n")
+    with pytest.raises(DataError, match=f"g.jsonl, item '1', field 'answer': line 1: {message}"):
+        score_cmmmu_outputs(tmp_path / "r.jsonl", tmp_path / "g.jsonl")
+
+
+def test_cmmmu_repeated_question_ids_empty_responses_and_dict_ids_are_refused(tmp_path):
+    from mmbench_lib.pipeline.rescoring import score_cmmmu_outputs
+
+    gold = tmp_path / "g.jsonl"
+    gold.write_text(json.dumps({"id": 1, "type": "选择", "answer": "A"}, ensure_ascii=False) + "\n")
+    q = tmp_path / "q.jsonl"
+    q.write_text((json.dumps({"id": 1, "option1": "x"}) + "\n") * 2)
+    r = tmp_path / "r.jsonl"
+    r.write_text(json.dumps({"id": 1, "response": "A"}) + "\n")
+    with pytest.raises(DataError, match="q.jsonl, item '1', field 'id': line 2: id given twice"):
+        score_cmmmu_outputs(r, gold, q)
+    (tmp_path / "empty.jsonl").write_text("")
+    with pytest.raises(DataError, match="no response rows"):
+        score_cmmmu_outputs(tmp_path / "empty.jsonl", gold)
+    r.write_text(json.dumps({"id": {"a": 1}, "response": "A"}) + "\n")
+    with pytest.raises(DataError, match="field 'id': line 1: an id is a string or an integer, got dict"):
+        score_cmmmu_outputs(r, gold)
+
+
+@pytest.mark.parametrize("line, field, message", [
+    ({"question_id": "1_0", "prediction": 3}, "prediction", "expected the predicted letter as a string"),
+    ({"question_id": ["1"], "prediction": "A"}, "question_id", "an id is a string or an integer, got list"),
+    ({"question_id": "1_0", "prediction": "A", "gt_answer": "Q"}, "gt_answer", "gold answer 'Q' is not one of")])
+def test_score_predictions_fields_are_checked(tmp_path, capsys, line, field, message):
+    from mmbench_lib.cli import main
+
+    f = tmp_path / "p.jsonl"
+    f.write_text(json.dumps(line) + "\n")
+    assert main(["score-predictions", "--benchmark", "seed2", "--predictions", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(f) in err and f"field '{field}'" in err and "line 1" in err and message in err
+
+
+def test_score_predictions_questions_with_repeated_ids_or_bad_gold_and_empty_files(tmp_path):
+    from mmbench_lib.pipeline.rescore_seed import score_predictions
+
+    p = tmp_path / "p.jsonl"
+    p.write_text(json.dumps({"question_id": "1", "prediction": "A"}) + "\n")
+    q = tmp_path / "q.json"
+    one = {"question_id": "1", "question_type_id": 1, "answer": "A"}
+    q.write_text(json.dumps({"questions": [one, one]}))
+    with pytest.raises(DataError, match="questions\\[1\\]: id given twice"):
+        score_predictions("seed", p, q)
+    q.write_text(json.dumps({"questions": [{**one, "answer": 1}]}))
+    with pytest.raises(DataError, match="field 'answer': questions\\[0\\]: gold answer 1 is not one of"):
+        score_predictions("seed", p, q)
+    (tmp_path / "e.jsonl").write_text("\n")
+    with pytest.raises(DataError, match="no predictions in the file"):
+        score_predictions("seed2", tmp_path / "e.jsonl")
+
+
+def test_rescoring_out_naming_a_file_is_refused_before_any_work(tmp_path, capsys):
+    """Probe: `--out` naming a file was a traceback after the scoring."""
+    from mmbench_lib.cli import main
+
+    (tmp_path / "f").write_text("x")
+    p = tmp_path / "p.jsonl"
+    p.write_text(json.dumps({"question_id": "1_0", "prediction": "A", "gt_answer": "A"}) + "\n")
+    assert main(["score-predictions", "--benchmark", "seed2", "--predictions", str(p), "--out", str(tmp_path / "f")]) == 2
+    assert "a file, not a folder" in capsys.readouterr().err
+    assert main(["score-responses", "--benchmark", "mmmu", "--responses", str(tmp_path / "nothing"),
+                 "--out", str(tmp_path / "f" / "sub")]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err  # refused before the missing responses are read

@@ -49,6 +49,10 @@ def safe_name(name: str, max_len: int = 100) -> str:
     return clean
 
 
+#: the longest file or folder name (bytes) of the usual file systems (ext4, xfs, btrfs, APFS, NTFS)
+MAX_NAME = 255
+
+
 def validate_run_id(run_id) -> str:
     """``run_id`` if it names one plain folder; else ``ValueError`` in one line.
 
@@ -66,6 +70,9 @@ def validate_run_id(run_id) -> str:
         why = "it contains a path separator (a run id is one folder name under outputs/)"
     elif rid in SOURCE_FOLDERS or rid.lower() in SOURCE_FOLDERS:
         why = f"{rid!r} is a source folder of the repository"
+    elif len(rid.encode("utf-8", "surrogatepass")) > MAX_NAME:
+        why = f"it is {len(rid.encode('utf-8', 'surrogatepass'))} bytes; a folder name is at most {MAX_NAME}"
+        rid = rid[:40] + "..."
     if why:
         raise ValueError(f"invalid run id {rid!r}: {why}; use a plain name such as 'seed_random_1'")
     return rid
@@ -87,6 +94,18 @@ def run_folder(outputs: str | os.PathLike, run_id: str) -> Path:
 def outputs_root() -> Path:
     """``$MMBENCH_OUTPUTS`` (default ``outputs/`` of the repository): where run folders go."""
     return resolve(os.environ.get("MMBENCH_OUTPUTS", "outputs"))
+
+
+def check_outputs_root() -> Path:
+    """:func:`outputs_root`, or ``ValueError`` in one line when it (or a folder above it) is a file."""
+    root = outputs_root()
+    for p in (root, *root.parents):
+        if p.exists():
+            if not p.is_dir():
+                where = "MMBENCH_OUTPUTS" if "MMBENCH_OUTPUTS" in os.environ else "the outputs folder"
+                raise ValueError(f"{where} {str(root)!r}: {str(p)!r} is a file, not a folder; point it at a folder")
+            break
+    return root
 
 
 def make_run_id(label: str = "run") -> str:

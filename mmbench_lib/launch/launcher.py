@@ -22,12 +22,13 @@ import yaml
 from submitit.core.utils import FailedJobError
 
 from mmbench_lib.core.paths import validate_run_id
+from mmbench_lib.core.yaml_limits import load as load_yaml
 from mmbench_lib.launch.executors import make_executors
 from mmbench_lib.launch.job import ShardJob
 from mmbench_lib.launch.options import LaunchError, LaunchOptions
 from mmbench_lib.launch.progress import ProgressLine, ShardCounter
 from mmbench_lib.pipeline.runs import make_run_id, run_dir
-from mmbench_lib.core.paths import outputs_root, run_folder
+from mmbench_lib.core.paths import check_outputs_root, run_folder
 from mmbench_lib.core.store import PREDICTIONS, shard_dir
 from mmbench_lib.runner import (check_param_values, check_params, check_resume, notebook_parameters, read_params,
                                 run_notebook)
@@ -62,7 +63,7 @@ def check_launch_resume(nb: Path, params: dict, n: int, known: dict) -> None:
     """A launch into an existing run folder resumes it only as it was split: a run sharded (or merged)
     another number of ways is refused in one line, and so is any shard folder (and the merged folder)
     made with other settings or another selection (``runner.check_resume``); all before any submission."""
-    top = run_folder(outputs_root(), params["run_id"])
+    top = run_folder(check_outputs_root(), params["run_id"])
     stem = Path(PREDICTIONS).stem
     others = sorted({p.parent.name.rpartition("-of-")[2] for p in top.glob(f"shards/*-of-*/{stem}*.jsonl")
                      if p.stat().st_size} - {str(n)})
@@ -82,7 +83,7 @@ def shard_params(params: dict, k: int, n: int) -> dict:
 def shard_finished(folder: Path, counter: ShardCounter, params: dict) -> bool:
     """A shard that ran to its end with these very parameters (so it needs no new submission)."""
     try:
-        saved = yaml.safe_load((folder / "params.yaml").read_text(encoding="utf-8"))
+        saved = load_yaml((folder / "params.yaml").read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         return False
     total = counter.total()

@@ -15,6 +15,15 @@ from mmbench_lib.core.items import DataError, read_utf8
 from mmbench_lib.core.metrics import summarize
 
 
+#: the answer letters of SEED-Bench v1 and SEED-Bench-2 (four options; docs/protocols.md §1.1, §2.1)
+LETTERS = ("A", "B", "C", "D")
+
+
+def is_scalar_id(value) -> bool:
+    """An id is a string or an integer (not a bool, a float, a list or an object)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
 def read_results(path) -> tuple[dict[str, dict], dict]:
     """Predictions by question id (last wins) and a report of duplicates and skipped lines."""
     path = Path(path)
@@ -42,12 +51,23 @@ def read_results(path) -> tuple[dict[str, dict], dict]:
         for key in ("question_id", "prediction"):
             if key not in rec:
                 raise DataError(str(path), f"line {n}: field missing", None, key)
+        if not is_scalar_id(rec["question_id"]):
+            raise DataError(str(path), f"line {n}: an id is a string or an integer, got {type(rec['question_id']).__name__}",
+                            None, "question_id")
         qid = str(rec["question_id"])
+        if not isinstance(rec["prediction"], str):
+            raise DataError(str(path), f"line {n}: expected the predicted letter as a string, got "
+                                       f"{type(rec['prediction']).__name__}", qid, "prediction")
+        if "gt_answer" in rec and rec["gt_answer"] not in LETTERS:
+            raise DataError(str(path), f"line {n}: gold answer {rec['gt_answer']!r} is not one of {list(LETTERS)}",
+                            qid, "gt_answer")
         if qid in records:
             dup_ids.append(qid)
             if records[qid]["prediction"] != rec["prediction"]:
                 conflicting.append(qid)
         records[qid] = rec
+    if not records:
+        raise DataError(str(path), "no predictions in the file (nothing to score)")
     return records, {"duplicate_lines": len(dup_ids), "duplicate_ids": sorted(set(dup_ids)),
                      "conflicting_duplicates": sorted(set(conflicting))}
 
@@ -70,11 +90,23 @@ def _read_questions(qpath: Path) -> dict[str, tuple[int, str]]:
         for key in ("question_id", "question_type_id", "answer"):
             if key not in q:
                 raise DataError(str(qpath), f"questions[{i}]: field missing", q.get("question_id"), key)
+        if not is_scalar_id(q["question_id"]):
+            raise DataError(str(qpath), f"questions[{i}]: an id is a string or an integer, got "
+                                        f"{type(q['question_id']).__name__}", None, "question_id")
         try:
             dim = int(q["question_type_id"])
         except (TypeError, ValueError):
             raise DataError(str(qpath), f"questions[{i}]: not an integer", q["question_id"], "question_type_id") from None
-        gold[str(q["question_id"])] = (dim, q["answer"])
+        if q["answer"] not in LETTERS:
+            raise DataError(str(qpath), f"questions[{i}]: gold answer {q['answer']!r} is not one of {list(LETTERS)}",
+                            q["question_id"], "answer")
+        qid = str(q["question_id"])
+        if qid in gold:
+            raise DataError(str(qpath), f"questions[{i}]: id given twice (a questions file holds each question once)",
+                            qid, "question_id")
+        gold[qid] = (dim, q["answer"])
+    if not gold:
+        raise DataError(str(qpath), "no questions in the file")
     return gold
 
 

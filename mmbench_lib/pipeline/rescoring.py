@@ -79,11 +79,52 @@ def _read_output_json(path: Path) -> list[dict]:
         for key in ("id", "question_type"):
             if key not in rec:
                 raise DataError(str(path), f"record #{i}: field missing", rec.get("id"), key)
+        if not _scalar_id(rec["id"]):
+            raise DataError(str(path), f"record #{i}: an id is a string or an integer, got {type(rec['id']).__name__}",
+                            None, "id")
+        if rec["question_type"] not in MMMU_QUESTION_TYPES:
+            raise DataError(str(path), f"record #{i}: question_type {rec['question_type']!r} is not one of "
+                                       f"{list(MMMU_QUESTION_TYPES)}; not scored", rec["id"], "question_type")
         if mparse.normalize_question_type(rec["question_type"]) == "multiple-choice":
             for key in ("all_choices", "index2ans"):
                 if not isinstance(rec.get(key), (list, dict) if key == "all_choices" else dict):
-                    raise DataError(str(path), "field missing or of the wrong type", rec["id"], key)
+                    raise DataError(str(path), f"record #{i}: field missing or of the wrong type", rec["id"], key)
+            _check_mc_gold(path, i, rec)
+        elif not _open_gold_ok(rec.get("answer")):
+            raise DataError(str(path), f"record #{i}: an open answer is a string, a number or a list of them, got "
+                                       f"{type(rec.get('answer')).__name__}", rec["id"], "answer")
+    if not data:
+        raise DataError(str(path), "no records (an empty output.json is not scored as 0%)")
     return data
+
+
+#: MMMU question types (docs/protocols.md §3.1: HF ``multiple-choice`` / ``open``, official ``short-answer``)
+MMMU_QUESTION_TYPES = ("multiple-choice", "open", "short-answer")
+
+
+def _scalar_id(value) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _open_gold_ok(answer) -> bool:
+    def one(v):
+        return isinstance(v, str) or (isinstance(v, (int, float)) and not isinstance(v, bool))
+    return answer is None or one(answer) or (isinstance(answer, list) and bool(answer) and all(map(one, answer)))
+
+
+def _check_mc_gold(path, i: int, rec: dict) -> None:
+    """A multiple-choice gold answer names an option: a letter of ``all_choices`` (or a list of them,
+    also as an HF list string); ``None`` (a test split) is unjudged. Anything else is refused."""
+    choices, answer = rec["all_choices"], rec.get("answer")
+    if not isinstance(choices, list) or not choices or not all(isinstance(c, str) for c in choices):
+        raise DataError(str(path), f"record #{i}: all_choices must be a non-empty list of letters", rec["id"], "all_choices")
+    if answer is None:
+        return
+    gold = mparse.parse_gold(answer) if isinstance(answer, str) and answer.lstrip().startswith("[") else answer
+    letters = gold if isinstance(gold, list) else [gold]
+    if not letters or not all(isinstance(g, str) and g in choices for g in letters):
+        raise DataError(str(path), f"record #{i}: gold answer {answer!r} names no option of {choices}; not scored",
+                        rec["id"], "answer")
 
 
 def _rng(use_random: bool, seed) -> random.Random | None:
@@ -237,6 +278,9 @@ def _jsonl_rows(source):
                     raise DataError(str(f), f"line {n} is not valid JSON ({e.msg})") from None
                 if not isinstance(row, dict) or "id" not in row:
                     raise DataError(str(f), f"line {n}: field missing", None, "id")
+                if not _scalar_id(row["id"]):
+                    raise DataError(str(f), f"line {n}: an id is a string or an integer, got {type(row['id']).__name__}",
+                                    None, "id")
                 yield f, n, row
 
 
@@ -260,13 +304,24 @@ def _gold_table(answers, questions=None) -> dict[str, dict]:
             raise DataError(str(f), f"line {n}: field missing", qid, "answer")
         if row.get("type") not in cparse.INSTRUCTIONS:
             raise DataError(str(f), f"line {n}: unknown type {row.get('type')!r} (expected 选择/判断/填空)", qid, "type")
+        why = _cmmmu_gold_problem(row["type"], row["answer"])
+        if why:
+            raise DataError(str(f), f"line {n}: {why}; not scored", qid, "answer")
+        if qid in gold:
+            raise DataError(str(f), f"line {n}: id given twice in the gold rows", qid, "id")
         entry = {"type": row["type"], "answer": row["answer"], "category": _category_of(row, f),
                  "subcategory": row.get("subcategory")}
         if any(f"option{i}" in row for i in range(1, 5)):
             entry["index2ans"] = cparse.index2ans_from_record(row)
         gold[qid] = entry
+    if not gold:
+        raise DataError(str(answers), "no gold rows")
     if questions is not None:
-        for f, _n, row in _jsonl_rows(questions):
+        seen = set()
+        for f, n, row in _jsonl_rows(questions):
+            if str(row["id"]) in seen:
+                raise DataError(str(f), f"line {n}: id given twice in the questions", str(row["id"]), "id")
+            seen.add(str(row["id"]))
             entry = gold.get(str(row["id"]))
             if entry is None:
                 continue
@@ -276,6 +331,16 @@ def _gold_table(answers, questions=None) -> dict[str, dict]:
             if "index2ans" not in entry and any(f"option{i}" in row for i in range(1, 5)):
                 entry["index2ans"] = cparse.index2ans_from_record(row)
     return gold
+
+
+def _cmmmu_gold_problem(ctype: str, answer) -> str | None:
+    """Why a CMMMU gold answer cannot be scored (docs/protocols.md §4.1: a string; multiple choice
+    its option letter(s) A-D), or ``None``."""
+    if not isinstance(answer, str) or not answer.strip():
+        return f"gold answer {answer!r} is not a non-empty string"
+    if ctype == "选择" and not set(answer.strip()) <= set(cparse.MC_CHOICES):
+        return f"multiple-choice gold answer {answer!r} names no option of {list(cparse.MC_CHOICES)}"
+    return None
 
 
 _NO_OPTION = "\x00option text unknown\x00"  # never occurs in a response: the content pass finds nothing
@@ -302,6 +367,8 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
         if qid in outputs:
             duplicates.append(qid)
         outputs[qid] = (f, n, row)  # last wins, at the first one's position
+    if not outputs:
+        raise DataError(str(responses), "no response rows (an empty file is not scored as 0%)")
 
     unknown_ids = [q for q in outputs if q not in gold]
     missing = [q for q in gold if q not in outputs]
@@ -431,10 +498,21 @@ def scorable() -> list:
     return [t for t in all_tasks() if t.official_output in SCORERS]
 
 
+def check_out_folder(out) -> Path:
+    """``--out``: a folder that exists or can be made (not a file, nor under one); checked before any work."""
+    out = Path(out)
+    for p in (out, *out.parents):
+        if p.exists():
+            if not p.is_dir():
+                raise ValueError(f"--out {out}: {p} is a file, not a folder")
+            break
+    return out
+
+
 def write_outputs(rows: list[dict], summary: dict, out) -> tuple[Path, Path]:
     """``out/predictions.jsonl`` (one row per item) and ``out/summary.json``."""
 
-    out = Path(out)
+    out = check_out_folder(out)
     out.mkdir(parents=True, exist_ok=True)
     pred = out / "predictions.jsonl"
     with open(pred, "w", encoding="utf-8") as f:
