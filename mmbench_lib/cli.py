@@ -15,7 +15,7 @@ from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.demo import ensure_demo
 from mmbench_lib.models import MODEL_REGISTRY, placement
 from mmbench_lib.models.registry import describe_model, spec_usage
-from mmbench_lib.runner import NotebookFailed, notebook_parameters, parse_override, run_notebook
+from mmbench_lib.runner import NotebookFailed, RunInterrupted, notebook_parameters, parse_override, run_notebook
 from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.launch.options import add_arguments as add_launch_arguments, launch_requested, options_from_args
 from mmbench_lib.pipeline.rescore_seed import score_predictions
@@ -60,7 +60,7 @@ def cmd_run(a) -> int:
         folder = launch_shards(a.notebook, a.file, overrides, run_id=a.run_id, num_shards=a.shards,
                                options=options_from_args(a), timeout=a.timeout)
     else:
-        folder = run_notebook(a.notebook, a.file, overrides, run_id=a.run_id, timeout=a.timeout)
+        folder = run_notebook(a.notebook, a.file, overrides, run_id=a.run_id, timeout=a.timeout, debug=_debug(a))
     _print_results(folder)
     return 0
 
@@ -250,10 +250,49 @@ The shortcuts set the notebook parameter of the same name (--batch-size is batch
 without that parameter refuses it. Values are checked before the run folder is written or a kernel starts."""
 
 
+def _debug(a=None) -> bool:
+    env = os.environ.get("MMBENCH_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+    return env or bool(getattr(a, "debug", False))
+
+
+def version_line() -> str:
+    """``mmbench 0.1.0 (commit 1a2b3c4d5e6f, modified)``: the commit every manifest records (``git`` entry)."""
+    from mmbench_lib.core.manifest import git_commit
+
+    git = git_commit()
+    if not git.get("commit"):
+        return f"mmbench {__version__} (commit unknown: not a git checkout)"
+    return f"mmbench {__version__} (commit {git['commit'][:12]}{', modified' if git.get('dirty') else ''})"
+
+
+class _Version(argparse.Action):
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_line())
+        parser.exit()
+
+
+def resume_command(argv: list[str], run_id: str) -> str:
+    """The command that resumes an interrupted run: the same arguments with its ``--run-id``."""
+    import shlex
+
+    args, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--run-id":
+            skip = True
+        elif not arg.startswith("--run-id="):
+            args.append(arg)
+    return shlex.join(["mmbench", *args, "--run-id", run_id])
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mmbench", description=__doc__, epilog=EXAMPLES,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--version", action="version", version=f"mmbench {__version__}")
+    p.add_argument("--version", action=_Version, help="the version and the git commit runs record")
     p.add_argument("--debug", action="store_true", help="show full tracebacks (or set MMBENCH_DEBUG=1)")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
@@ -336,7 +375,7 @@ def _quiet_broken_pipe() -> int:
 
 
 def main(argv=None) -> int:
-    debug = os.environ.get("MMBENCH_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+    debug = _debug()
     try:
         try:
             a = build_parser().parse_args(argv)
@@ -346,6 +385,17 @@ def main(argv=None) -> int:
             sys.stdout.flush()
     except BrokenPipeError:
         return _quiet_broken_pipe()
+    except RunInterrupted as e:  # Ctrl-C during a run: one line and the command that resumes it
+        if debug:
+            traceback.print_exc()
+        argv = sys.argv[1:] if argv is None else list(argv)
+        print(f"mmbench: {e}; resume with: {resume_command(argv, e.run_id)}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        if debug:
+            traceback.print_exc()
+        print("mmbench: interrupted", file=sys.stderr)
+        return 130
     except (ValueError, KeyError, FileNotFoundError, NotebookFailed) as e:  # one line, no traceback
         if debug:
             traceback.print_exc()
