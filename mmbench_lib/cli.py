@@ -238,7 +238,7 @@ EXAMPLES = """examples:
   mmbench published show mmmu_table2 --format markdown
   mmbench score-predictions --benchmark seed2 --predictions results.json --out rescored
 
-MMBENCH_DEBUG=1 (or --debug) shows full tracebacks; see README.md for every environment variable."""
+MMBENCH_DEBUG=1 (or --debug) shows full tracebacks; see docs/cli.md for every environment variable."""
 
 RUN_EXAMPLES = """examples:
   mmbench run notebooks/10_seed_bench.ipynb -f params/10_seed_bench/seed1_demo_smollm2.yaml
