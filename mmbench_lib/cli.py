@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 from mmbench_lib import __version__, tasks
 from mmbench_lib.analysis.results import format_table, read_results
-from mmbench_lib.core.manifest import repo_root
+from mmbench_lib.core.manifest import git_commit, repo_root
 from mmbench_lib.demo import ensure_demo
 from mmbench_lib.models import MODEL_REGISTRY, placement
 from mmbench_lib.models.registry import describe_model, spec_usage
@@ -257,8 +257,6 @@ def _debug(a=None) -> bool:
 
 def version_line() -> str:
     """``mmbench 0.1.0 (commit 1a2b3c4d5e6f, modified)``: the commit every manifest records (``git`` entry)."""
-    from mmbench_lib.core.manifest import git_commit
-
     git = git_commit()
     if not git.get("commit"):
         return f"mmbench {__version__} (commit unknown: not a git checkout)"
