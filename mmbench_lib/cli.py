@@ -389,10 +389,13 @@ def main(argv=None) -> int:
         argv = sys.argv[1:] if argv is None else list(argv)
         print(f"mmbench: {e}; resume with: {resume_command(argv, e.run_id)}", file=sys.stderr)
         return 130
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # elsewhere (the checks, a sharded run): the resume command when the run id is known
         if debug:
             traceback.print_exc()
-        print("mmbench: interrupted", file=sys.stderr)
+        argv = sys.argv[1:] if argv is None else list(argv)
+        run_id = next((v for k, v in zip(argv, argv[1:]) if k == "--run-id"), None)
+        resume = f"; resume with: {resume_command(argv, run_id)}" if argv[:1] == ["run"] and run_id else ""
+        print(f"mmbench: interrupted{resume}", file=sys.stderr)
         return 130
     except (ValueError, KeyError, FileNotFoundError, NotebookFailed) as e:  # one line, no traceback
         if debug:

@@ -81,3 +81,18 @@ def test_ctrl_c_ends_with_one_line_and_the_resume_command(tmp_path):
     assert last.startswith("mmbench: interrupted;"), text
     assert last.endswith(f"resume with: mmbench run {nb} --run-id sleepy"), text
     assert (tmp_path / "out" / "sleepy" / "sleeps.ipynb").is_file() or list((tmp_path / "out" / "sleepy").glob("*.ipynb"))
+
+
+def test_ctrl_c_outside_the_notebook_names_the_resume_command_when_the_run_id_is_known(monkeypatch, capsys):
+    import mmbench_lib.cli as cli
+
+    def interrupted(a):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_run", interrupted)
+    argv = ["run", "notebooks/10_seed_bench.ipynb", "--shards", "2", "--run-id", "big"]
+    assert cli.main(argv) == 130
+    assert capsys.readouterr().err == (
+        "mmbench: interrupted; resume with: mmbench run notebooks/10_seed_bench.ipynb --shards 2 --run-id big\n")
+    assert cli.main(argv[:-2]) == 130
+    assert capsys.readouterr().err == "mmbench: interrupted\n"
