@@ -1,6 +1,6 @@
 """The README cannot go stale: its commands parse (the quick ones run), its links and paths exist.
 
-Every fenced shell block of README.md is read: each ``mmbench`` command is parsed by the real argument
+Every fenced shell block of README.md and docs/*.md is read: each ``mmbench`` command is parsed by the real argument
 parser; a ``run`` names an existing notebook and parameter files, and every parameter it sets (``-p``,
 the shortcuts, the files' keys) is one the notebook takes, of the right type (paths under ``/data`` are the
 user's downloads and are not looked for). The tour's commands run for real on the demo data (slow). Every
@@ -22,6 +22,8 @@ README = ROOT / "README.md"
 #: pages the README links that are written by other parts of the project; allowed to be missing here
 PENDING = {"docs/scale.md", "docs/batching.md", "docs/adding_a_benchmark.md"}
 USER_DATA = "/data/"
+#: values that name what the user downloads or a run makes (not looked for)
+USER_MADE = (USER_DATA, "outputs/")
 
 
 def shell_commands(text: str) -> list[list[str]]:
@@ -40,12 +42,16 @@ def mmbench_args(words: list[str]) -> list[str] | None:
 
 
 COMMANDS = [args for args in map(mmbench_args, shell_commands(README.read_text(encoding="utf-8"))) if args]
+#: the commands of the docs pages too (a ``...`` stands for arguments shown elsewhere)
+DOC_COMMANDS = [args for page in sorted((ROOT / "docs").glob("*.md"))
+                for args in map(mmbench_args, shell_commands(page.read_text(encoding="utf-8")))
+                if args and "..." not in args]
 
 
 def _mentions_user_data(value) -> bool:
     if isinstance(value, dict):
         return any(_mentions_user_data(v) for v in value.values())
-    return isinstance(value, str) and value.startswith(USER_DATA)
+    return isinstance(value, str) and value.startswith(USER_MADE)
 
 
 def test_the_readme_is_a_short_guide_with_commands():
@@ -68,7 +74,7 @@ def test_make_targets_named_in_the_readme_exist():
         assert re.search(rf"^{re.escape(target)}:", makefile, re.M), f"make {target}"
 
 
-@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a)[:70])
+@pytest.mark.parametrize("args", COMMANDS + DOC_COMMANDS, ids=lambda a: " ".join(a)[:70])
 def test_each_mmbench_command_parses(args):
     a = build_parser().parse_args(args)
     if a.cmd != "run":
