@@ -10,6 +10,10 @@ TORCH := torch==2.14.1 torchvision==0.29.1
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_VERBOSITY ?= error
 export HF_HUB_DISABLE_PROGRESS_BARS ?= 1
+# the git clean filter that strips notebook outputs (.gitattributes), installed by `make setup`
+NBSTRIP := python3 scripts/nbstrip.py
+# JupyterLab refuses to start as root without --allow-root
+LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: setup demo test lab paper paper-docs clean-outputs
 
@@ -22,6 +26,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 setup: $(VENV)/.installed
+	@if git rev-parse --git-dir >/dev/null 2>&1; then git config filter.nbstrip.clean "$(NBSTRIP)"; fi
 
 demo: setup
 	$(VENV)/bin/mmbench make-demo --out data/demo
@@ -31,7 +36,7 @@ test: setup
 	MMBENCH_OUTPUTS=$(CURDIR)/build/test-outputs $(PY) -m pytest -q -rs -p no:cacheprovider --nbval-lax --nbval-current-env --nbval-cell-timeout=900 tests notebooks
 
 lab: setup
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab $(LAB_ROOT) notebooks/
 
 clean-outputs:
 	rm -rf outputs/*/

@@ -11,11 +11,11 @@ from pathlib import Path
 import yaml
 from mmbench_lib import __version__
 from mmbench_lib.analysis.results import failure_problem, format_table, read_results
-from mmbench_lib.core.manifest import repo_root
+from mmbench_lib.core.manifest import git_commit, repo_root
 from mmbench_lib.demo import ensure_demo
 from mmbench_lib.models import MODEL_REGISTRY, placement
 from mmbench_lib.models.registry import describe_model, spec_usage
-from mmbench_lib.runner import NotebookFailed, notebook_parameters, parse_override, run_notebook
+from mmbench_lib.runner import NotebookFailed, RunInterrupted, notebook_parameters, parse_override, run_notebook
 from mmbench_lib.tasks.base import all_tasks, task_names
 from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.launch.options import add_arguments as add_launch_arguments, launch_requested, options_from_args
@@ -61,7 +61,7 @@ def cmd_run(a) -> int:
         folder = launch_shards(a.notebook, a.file, overrides, run_id=a.run_id, num_shards=a.shards,
                                options=options_from_args(a), timeout=a.timeout)
     else:
-        folder = run_notebook(a.notebook, a.file, overrides, run_id=a.run_id, timeout=a.timeout)
+        folder = run_notebook(a.notebook, a.file, overrides, run_id=a.run_id, timeout=a.timeout, debug=_debug(a))
     _print_results(folder)
     problem = failure_problem(read_results(folder), a.max_failed)
     if problem:  # the numbers are written (results.json has the reasons), but the run did not do its job
@@ -252,7 +252,7 @@ def _examples() -> tuple[str, str]:
   mmbench published show {next(t for g in all_tasks('generation')[::-1] for t in g.published_tables)} --format markdown
   mmbench score-predictions --benchmark {rank[-1]} --predictions results.json --out rescored
 
-MMBENCH_DEBUG=1 (or --debug) shows full tracebacks; see README.md for every environment variable."""
+MMBENCH_DEBUG=1 (or --debug) shows full tracebacks; see docs/cli.md for every environment variable."""
     run = f"""examples:
   mmbench run notebooks/10_seed_bench.ipynb -f params/10_seed_bench/<file>.yaml
   mmbench run notebooks/10_seed_bench.ipynb -f my.yaml --model vlm:llava-hf/llava-1.5-7b-hf --dtype float16
@@ -269,11 +269,48 @@ def _per_task(help_of) -> str:
     return "; ".join(f"{t.name}: {h}" for t in all_tasks() if (h := help_of(t)))
 
 
+def _debug(a=None) -> bool:
+    env = os.environ.get("MMBENCH_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+    return env or bool(getattr(a, "debug", False))
+
+
+def version_line() -> str:
+    """``mmbench 0.1.0 (commit 1a2b3c4d5e6f, modified)``: the commit every manifest records (``git`` entry)."""
+    git = git_commit()
+    if not git.get("commit"):
+        return f"mmbench {__version__} (commit unknown: not a git checkout)"
+    return f"mmbench {__version__} (commit {git['commit'][:12]}{', modified' if git.get('dirty') else ''})"
+
+
+class _Version(argparse.Action):
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_line())
+        parser.exit()
+
+
+def resume_command(argv: list[str], run_id: str) -> str:
+    """The command that resumes an interrupted run: the same arguments with its ``--run-id``."""
+    import shlex
+
+    args, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--run-id":
+            skip = True
+        elif not arg.startswith("--run-id="):
+            args.append(arg)
+    return shlex.join(["mmbench", *args, "--run-id", run_id])
+
+
 def build_parser() -> argparse.ArgumentParser:
     examples, run_examples = _examples()
     p = argparse.ArgumentParser(prog="mmbench", description=__doc__, epilog=examples,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--version", action="version", version=f"mmbench {__version__}")
+    p.add_argument("--version", action=_Version, help="the version and the git commit runs record")
     p.add_argument("--debug", action="store_true", help="show full tracebacks (or set MMBENCH_DEBUG=1)")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
@@ -364,7 +401,7 @@ def _quiet_broken_pipe() -> int:
 
 
 def main(argv=None) -> int:
-    debug = os.environ.get("MMBENCH_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+    debug = _debug()
     try:
         try:
             a = build_parser().parse_args(argv)
@@ -374,6 +411,20 @@ def main(argv=None) -> int:
             sys.stdout.flush()
     except BrokenPipeError:
         return _quiet_broken_pipe()
+    except RunInterrupted as e:  # Ctrl-C during a run: one line and the command that resumes it
+        if debug:
+            traceback.print_exc()
+        argv = sys.argv[1:] if argv is None else list(argv)
+        print(f"mmbench: {e}; resume with: {resume_command(argv, e.run_id)}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # elsewhere (the checks, a sharded run): the resume command when the run id is known
+        if debug:
+            traceback.print_exc()
+        argv = sys.argv[1:] if argv is None else list(argv)
+        run_id = next((v for k, v in zip(argv, argv[1:]) if k == "--run-id"), None)
+        resume = f"; resume with: {resume_command(argv, run_id)}" if argv[:1] == ["run"] and run_id else ""
+        print(f"mmbench: interrupted{resume}", file=sys.stderr)
+        return 130
     except (ValueError, KeyError, FileNotFoundError, NotebookFailed) as e:  # one line, no traceback
         if debug:
             traceback.print_exc()

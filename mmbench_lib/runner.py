@@ -342,6 +342,21 @@ class NotebookFailed(RuntimeError):
     """A cell failed or the kernel died; the message is one line: the cause and the kept notebook."""
 
 
+class RunInterrupted(Exception):
+    """Ctrl-C during a run: the items already stored are kept; ``run_id`` resumes the run."""
+
+    def __init__(self, folder: Path, run_id: str):
+        super().__init__(f"interrupted; finished items are kept in {folder}")
+        self.folder, self.run_id = folder, run_id
+
+
+# Third-party noise a run does not need (kept with ``mmbench --debug``): the kernel's start-up warning
+# about TCP transport and the tracebacks it logs when its sockets close under a Ctrl-C go to its log,
+# raised to CRITICAL; library deprecation notices (transformers' FutureWarning) are ignored in the kernel.
+QUIET_KERNEL_ARGS = ["--IPKernelApp.log_level=CRITICAL"]
+QUIET_WARNINGS = "ignore::FutureWarning"
+
+
 def notebook_failure(error: BaseException, notebook: Path, kept: Path) -> NotebookFailed | None:
     """One line for papermill's ``PapermillExecutionError`` (the cell's exception type and message)
     or nbclient's dead-kernel / timeout errors; ``None`` for anything else."""
@@ -358,11 +373,14 @@ def notebook_failure(error: BaseException, notebook: Path, kept: Path) -> Notebo
 
 
 def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict | None = None,
-                 run_id: str | None = None, timeout: int | None = None, progress: bool = True) -> Path:
+                 run_id: str | None = None, timeout: int | None = None, progress: bool = True,
+                 debug: bool = False) -> Path:
     """Execute ``notebook`` with papermill; returns the run folder.
 
     The notebook's ``run_id`` parameter is set to the folder's name so that its predictions,
-    metrics and figures land beside the executed copy. A failing notebook raises ``NotebookFailed``.
+    metrics and figures land beside the executed copy. A failing notebook raises ``NotebookFailed``;
+    Ctrl-C raises ``RunInterrupted`` (the partial notebook kept). Third-party warnings are filtered
+    unless ``debug``.
     """
     nb, folder, params = prepare_run(notebook, param_files, overrides, run_id)
     import papermill as pm
@@ -372,17 +390,23 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
     partial = folder / f".{nb.stem}.partial.ipynb"  # papermill rewrites it as cells finish
     cell_bar = progress and sys.stderr.isatty()  # a per-cell bar only where it can redraw in place
     echoes = Echo("stdout"), Echo("stderr")
+    env, quiet = {PROGRESS_ENV: "text"}, {}
+    if not debug:
+        env["PYTHONWARNINGS"] = ",".join(w for w in (os.environ.get("PYTHONWARNINGS"), QUIET_WARNINGS) if w)
+        quiet = {"extra_arguments": QUIET_KERNEL_ARGS}
     try:
-        with _kernel_env({PROGRESS_ENV: "text"}):
+        with _kernel_env(env):
             pm.execute_notebook(
                 str(nb), str(partial), parameters=params, kernel_name="python3",
                 cwd=str(repo_root()), progress_bar=cell_bar, execution_timeout=timeout,
-                stdout_file=echoes[0], stderr_file=echoes[1],
+                stdout_file=echoes[0], stderr_file=echoes[1], **quiet,
             )
     except BaseException as e:
         for echo in echoes:
             echo.close()
         kept = partial if had_notebook and partial.exists() else _publish_notebook(partial, final)
+        if isinstance(e, KeyboardInterrupt) or getattr(e, "ename", None) == "KeyboardInterrupt":
+            raise RunInterrupted(folder, params["run_id"]) from None
         failure = notebook_failure(e, nb, kept)
         if failure is None:
             raise
