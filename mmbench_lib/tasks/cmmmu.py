@@ -17,11 +17,13 @@ import ast
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks import cmmmu_parser as parser
 from mmbench_lib.tasks._common import media_path
+from mmbench_lib.tasks.base import GenerationTask, register_task
 from mmbench_lib.tasks.mmmu import HUB_ID_RE, write_image
 from mmbench_lib.tasks.mmmu import default_cache_dir
 
@@ -400,3 +402,37 @@ def write_submission(items: list[Item], stored: dict, rows: list[dict], out: Pat
             if r is not None and r["status"] == "ok":
                 f.write(json.dumps({"id": it.id, "type": cmmmu_type(it), "response": r["response"]}, ensure_ascii=False) + "\n")
     return path
+
+
+# --------------------------------------------------------------------------------------------- the task
+class CMMMUTask(GenerationTask):
+    """CMMMU: 30 subjects in 6 categories (selected by category), lmms-eval prompts, the official parser."""
+
+    name = BENCHMARK
+    title = "CMMMU"
+    paper = "mmmu"
+    published_tables = ("cmmmu_table4", "cmmmu_table5_question_type", "cmmmu_table6_difficulty", "cmmmu_fig4_errors")
+    splits = SPLITS
+    split_aliases = SPLIT_ALIASES
+    default_split = DEFAULT_SPLIT
+    validation_split = VALIDATION_SPLIT
+    dimensions = DIMENSIONS
+    groups = GROUPS
+    group_kind = "category"
+    subjects_arg = "categories"
+    hub_id = HUB_ID
+    ocr_lang = OCR_LANG
+    demo_source_key = "root"  # the demo writes the official layout under <root>/cmmmu-data-<split>/
+    official_output = "responses-and-gold-jsonl"  # responses.jsonl {id, type, response} + gold rows (§4.5)
+    deviations = DEVIATIONS
+    module = sys.modules[__name__]
+    parser = parser
+
+    def resolve_subject(self, name: str) -> str:
+        return resolve_category(name)
+
+    def selection_names(self) -> list[str]:
+        return [*CATEGORY_ORDER, *CATEGORY_EN.values(), *CATEGORY_FOLDER.values()]
+
+
+register_task(CMMMUTask)

@@ -14,12 +14,14 @@ import hashlib
 import io
 import os
 import re
+import sys
 import warnings
 from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.core.paths import PathEscape, inside, safe_name
 from mmbench_lib.tasks import mmmu_parser as parser
+from mmbench_lib.tasks.base import GenerationTask, register_task
 
 BENCHMARK = "mmmu"
 HUB_ID = "MMMU/MMMU"
@@ -407,3 +409,38 @@ def write_submission(items: list[Item], stored: dict, rows: list[dict], out: Pat
     path = out / "submission.json"
     write_json_atomic(path, sub)
     return path
+
+
+# --------------------------------------------------------------------------------------------- the task
+class MMMUTask(GenerationTask):
+    """MMMU: 30 subjects in 6 disciplines, generated answers parsed by the official parser."""
+
+    name = BENCHMARK
+    title = "MMMU"
+    paper = "mmmu"
+    published_tables = ("mmmu_table2", "mmmu_table3_difficulty", "mmmu_table4_art_design", "mmmu_table5_business",
+                        "mmmu_table6_science", "mmmu_table7_health_medicine", "mmmu_table8_humanities_social_sci",
+                        "mmmu_table9_tech_engineering", "mmmu_table12_image_types", "mmmu_table13_few_shot",
+                        "mmmu_fig6_errors")
+    splits = SPLITS
+    split_aliases = SPLIT_ALIASES
+    default_split = DEFAULT_SPLIT
+    validation_split = VALIDATION_SPLIT
+    dimensions = DIMENSIONS
+    groups = GROUPS
+    group_kind = "subject"
+    hub_id = HUB_ID
+    ocr_lang = OCR_LANG
+    official_output = "subject-folders"  # <root>/<Subject>/output.json (MMMU's main_parse_and_eval)
+    deviations = DEVIATIONS
+    module = sys.modules[__name__]
+    parser = parser
+
+    def resolve_subject(self, name: str) -> str:
+        return resolve_subject(name)
+
+    def selection_names(self) -> list[str]:
+        return [*SUBJECTS, *SHORT_KEYS]
+
+
+register_task(MMMUTask)

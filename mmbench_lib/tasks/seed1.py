@@ -7,12 +7,14 @@ map); the paper's names are used and a disagreeing file map is reported, not tru
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item, VideoClip
 from mmbench_lib.core.video import list_frame_folder
 from mmbench_lib.core.paths import PathEscape
+from mmbench_lib.tasks.base import Task, did_you_mean, register_task
 from mmbench_lib.tasks._common import choices_abcd, media_path, question_id_and_dimension, read_json, require
 
 BENCHMARK = "seed"
@@ -180,3 +182,49 @@ def _check_type_map(qtype_map: dict, path) -> None:
 
 def _norm(s: str) -> str:
     return "".join(ch for ch in s.lower() if ch.isalnum())
+
+
+# --------------------------------------------------------------------------------------------- the task
+class SeedTask(Task):
+    """SEED-Bench (v1): 12 dimensions, ranked answers, one test split (the SEED family's base class)."""
+
+    name = BENCHMARK
+    aliases = ("seed1",)
+    title = "SEED-Bench"
+    paper = "seed"
+    published_tables = ("seed1_table3", "seed1_fig5_leaderboards")
+    protocol = "ranking"
+    dimensions = DIMENSIONS
+    groups = GROUPS
+    numbered_dimensions = True
+    results_need_questions = True  # official v1 results.json rows carry no dimension
+    #: selections by name besides ``all`` (the official ``--task``)
+    named_selections: tuple[str, ...] = ("image", "video")
+    #: demo path keys -> loader keywords, and the loader filters a demo run may pass on
+    demo_keys: tuple[str, ...] = ("annotation_file", "image_root", "video_roots")
+    demo_filters: tuple[str, ...] = ("dimensions",)
+    module = sys.modules[__name__]
+
+    def demo_args(self, paths: dict, **filters) -> dict:
+        d = paths[self.name]
+        return {**{k: d[k] for k in self.demo_keys}, **{k: v for k, v in filters.items() if k in self.demo_filters}}
+
+    def check_selection(self, name: str, value) -> None:
+        """``dimensions``: ``all``, a named selection (v1: image / video) or dimension ids."""
+        if name != "dimensions" or value in ("all", None, [], ()):
+            return
+        top = max(self.dimensions)
+        if isinstance(value, str):
+            if value in self.named_selections:
+                return
+            if self.named_selections:
+                words = [*self.named_selections, "all"]
+                raise ValueError(f"use {', '.join(repr(w) for w in words)} or a list of ids 1-{top}"
+                                 f"{did_you_mean(value, words)}")
+            raise ValueError(f"use 'all' or a list of ids 1-{top}")
+        for d in [value] if isinstance(value, int) else value if isinstance(value, list) else []:
+            if isinstance(d, bool) or not isinstance(d, int) or d not in self.dimensions:
+                raise ValueError(f"{d!r} is not a {self.name} dimension id (1-{top})")
+
+
+register_task(SeedTask)

@@ -7,10 +7,13 @@ in the official ``eval.py`` (L1 ⊂ L2 ⊂ L3); the subpart filter matches exact
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
+from mmbench_lib.tasks.base import register_task
+from mmbench_lib.tasks.seed1 import SeedTask
 from mmbench_lib.tasks._common import choices_abcd, media_path, question_id_and_dimension, read_json, require
 
 BENCHMARK = "seed2"
@@ -181,3 +184,24 @@ def _check_type_map(qtype_map: dict, path) -> None:
             raise DataError(str(path), f"dimension id for {name!r} is not an integer", None, "question_type") from None
         if dim not in DIMENSIONS:
             warnings.warn(f"{path}: question_type names unknown dimension id {dim} ({name!r})", stacklevel=3)
+
+
+# --------------------------------------------------------------------------------------------- the task
+class Seed2Task(SeedTask):
+    """SEED-Bench-2: SEED v1's contract with 27 dimensions, levels L1-L3 and subparts (a variant of v1)."""
+
+    name = BENCHMARK
+    aliases = ()
+    title = "SEED-Bench-2"
+    published_tables = ("seed2_table2",)
+    dimensions = DIMENSIONS
+    groups = GROUPS
+    results_need_questions = False  # ids are ``<dim>_<k>`` and rows carry ``gt_answer``
+    named_selections = ()
+    parameter_choices = {"level": LEVELS, "seed2_level": LEVELS, "part": ("all", *SUBPARTS)}
+    demo_keys = ("annotation_file", "cc3m_dir", "seed_bench_v2_dir")
+    demo_filters = ("level", "part", "version", "dimensions")
+    module = sys.modules[__name__]
+
+
+register_task(Seed2Task)

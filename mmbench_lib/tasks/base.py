@@ -1,0 +1,354 @@
+"""The task contract: what a benchmark is, written down once, and the registry that finds one by name.
+
+A benchmark is one module under ``mmbench_lib/tasks/`` that defines a :class:`Task` subclass and
+registers it with :func:`register_task` (as inspect_ai's ``@task``; a variant of a benchmark is a
+subclass of its task, as in VLMEvalKit's dataset classes). Nothing outside ``tasks/`` and ``demo/``
+decides anything by a benchmark's name: it asks the task (``get_task(name).<attribute or method>``).
+The registry imports every module of this package on first use, so adding a module registers it.
+
+The contract (class attributes unless marked as methods; defaults in :class:`Task`):
+
+identity
+    ``name``: the key in ``Item.benchmark``, predictions, metrics and manifests. ``aliases``: other
+    names accepted everywhere a benchmark is named (the canonical name is what is recorded).
+    ``title``: the display name in tables and figures. ``paper``: the ``papers`` value of the figures
+    notebook whose tables hold this benchmark (``""``: none). ``published_tables``: the keys of
+    ``mmbench_lib.published`` transcribed from this benchmark's paper.
+protocol
+    ``protocol``: ``"ranking"`` (each option scored, the best taken; notebooks 10/11) or
+    ``"generation"`` (a response generated, then parsed by the official parser; notebook 20).
+splits
+    ``splits``, ``split_aliases`` (alias -> split), ``default_split``, ``validation_split`` (the split
+    the Frequent Choice baseline counts answers on; ``None`` for a one-split benchmark).
+groups
+    ``dimensions``: id -> (name, ...) (SEED: dimensions; MMMU: subjects; CMMMU: subjects under
+    categories); ``groups``: metric group -> dimension ids, what ``core.metrics.summarize`` reports;
+    ``group_kind``: what the user selects by (``"dimension"``, ``"subject"``, ``"category"``);
+    ``numbered_dimensions``: tables show dimensions with their ids ("3. Instance Attributes").
+data
+    :meth:`load_items` ``(**args) -> list[Item]``: the ONE loader call, ``args`` being the keyword
+    arguments the task's loader takes (recorded as they are in the manifest, so a reader can load the
+    same items again). :meth:`run_args` (a ``RunConfig``), :meth:`manifest_args` (a manifest) and
+    :meth:`demo_args` (the paths ``mmbench make-demo`` returns) build ``args``. ``hub_id``: the hub
+    dataset a ``source`` defaults to. ``demo_source_key``: the key of the demo paths that names the data
+    folder (``source``/``root`` of notebook 20).
+parameters and checks (run by ``pipeline.preflight`` before any folder is made; each raises ValueError
+with one line saying what is accepted)
+    :meth:`check_split`, :meth:`check_selection` (``subjects`` / ``dimensions``), and
+    ``parameter_choices``: notebook parameter -> allowed values this task fixes (e.g. SEED-2 ``level``).
+prompts, parser and outputs (generation tasks)
+    :meth:`prompt`, :meth:`image_placeholders`, ``ocr_lang`` (tesseract language of the OCR baseline),
+    :meth:`answer_kind`, :meth:`baseline_choices`, :meth:`baseline_answer` (MMMU §4.1 baselines),
+    ``parser``: the official parser module, ``official_output``: the format of the official response
+    files :meth:`write_official` writes (``pipeline.rescoring`` reads that format back), and
+    :meth:`write_submission` (the test-split submission file). ``deviations``: where we knowingly differ.
+official results (ranking tasks)
+    ``results_need_questions``: an official ``results.json`` carries no dimension, so rescoring it
+    (``mmbench score-predictions``) needs the question file.
+
+The paper sections each value comes from are cited in the task modules themselves.
+"""
+from __future__ import annotations
+
+import difflib
+import importlib
+import pkgutil
+from types import ModuleType
+from typing import ClassVar
+
+from mmbench_lib.core.items import Item
+
+PROTOCOLS = ("ranking", "generation")
+
+
+class UnknownTask(ValueError):
+    """An unknown benchmark name; the message is one line with a did-you-mean and the known names."""
+
+
+class Task:
+    """One benchmark. Subclass it in the benchmark's module, set the attributes, register it."""
+
+    name: ClassVar[str] = ""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    title: ClassVar[str] = ""
+    paper: ClassVar[str] = ""
+    published_tables: ClassVar[tuple[str, ...]] = ()
+    protocol: ClassVar[str] = "ranking"
+    splits: ClassVar[tuple[str, ...]] = ("test",)
+    split_aliases: ClassVar[dict[str, str]] = {}
+    default_split: ClassVar[str] = "test"
+    validation_split: ClassVar[str | None] = None
+    dimensions: ClassVar[dict[int, tuple]] = {}
+    groups: ClassVar[dict[str, tuple[int, ...]]] = {}
+    group_kind: ClassVar[str] = "dimension"
+    numbered_dimensions: ClassVar[bool] = False
+    hub_id: ClassVar[str | None] = None
+    demo_source_key: ClassVar[str] = "root"
+    parameter_choices: ClassVar[dict[str, tuple]] = {}
+    ocr_lang: ClassVar[str | None] = None
+    official_output: ClassVar[str | None] = None
+    results_need_questions: ClassVar[bool] = False
+    deviations: ClassVar[tuple[str, ...] | list[str]] = ()
+    #: the module holding the loader, tables and prompt functions (``load``, ...)
+    module: ClassVar[ModuleType | None] = None
+    #: the official answer parser module (generation tasks)
+    parser: ClassVar[ModuleType | None] = None
+
+    # ------------------------------------------------------------------ data
+    def load(self, **args) -> list[Item]:
+        """The loader itself; by default the module's ``load``."""
+        return self.module.load(**args)
+
+    def load_items(self, **args) -> list[Item]:
+        """Items from the loader's keyword arguments (paths, split, filters), as recorded in manifests."""
+        return self.load(**args)
+
+    def run_args(self, config) -> dict:
+        """``load_items`` arguments of a ``RunConfig`` (ranking: its ``data``)."""
+        return dict(config.data)
+
+    def manifest_args(self, man: dict) -> dict:
+        """``load_items`` arguments recorded in a run's manifest (ranking: ``data``); KeyError naming the field."""
+        data = man.get("data")
+        if not isinstance(data, dict):
+            raise KeyError("data")
+        return data
+
+    def demo_args(self, paths: dict, **filters) -> dict:
+        """``load_items`` arguments for this task's demo set; ``paths``: ``mmbench_lib.demo.make_demo``'s result."""
+        raise ValueError(f"no demo set for {self.name!r}")
+
+    # ------------------------------------------------------------------ checks
+    def resolve_split(self, split: str | None) -> str:
+        """The split a user's value means (empty: the default; an alias: its split)."""
+        return self.split_aliases.get(split, split) if split else self.default_split
+
+    def check_split(self, split) -> None:
+        """ValueError unless ``split`` is empty, a split or an alias."""
+        if split in ("", None):
+            return
+        if self.split_aliases.get(split, split) not in self.splits:
+            known = [*self.splits, *self.split_aliases]
+            raise ValueError(f"unknown {self.name} split; use one of {list(self.splits)} (default "
+                             f"{self.default_split!r}){did_you_mean(split, known)}")
+
+    def selection_names(self) -> list[str]:
+        """Names a user may give to select part of the benchmark (for the did-you-mean)."""
+        return [str(v[0]) for v in self.dimensions.values()]
+
+    def check_selection(self, name: str, value) -> None:
+        """``subjects`` / ``dimensions`` values: ValueError naming the first that this task does not know.
+        A parameter this task does not select by is ignored (notebooks carry both)."""
+
+    # ------------------------------------------------------------------ generation protocol
+    def prompt(self, item: Item) -> str:
+        raise NotImplementedError(f"{self.name} is a {self.protocol} task: no generation prompt")
+
+    def image_placeholders(self, item: Item) -> list[tuple[int, str, str]]:
+        return []
+
+    def answer_kind(self, item: Item) -> str:
+        return item.question_type
+
+    def baseline_choices(self, item: Item) -> list[str]:
+        return item.letters
+
+    def baseline_answer(self, item: Item, value: str) -> str:
+        return value
+
+    def write_official(self, items: list[Item], stored: dict, root):
+        raise NotImplementedError(f"{self.name} writes no official response files")
+
+    def write_submission(self, items: list[Item], stored: dict, rows: list[dict], out):
+        raise NotImplementedError(f"{self.name} has no submission format")
+
+    # ------------------------------------------------------------------ contract check
+    def problems(self) -> list[str]:
+        """What this task leaves out of the contract (empty when it satisfies it)."""
+        out = []
+        if not self.name or not self.title:
+            out.append("name and title are required")
+        if self.protocol not in PROTOCOLS:
+            out.append(f"protocol must be one of {PROTOCOLS}, got {self.protocol!r}")
+        if self.module is None:
+            out.append("module (the loader's module) is required")
+        if not self.splits or self.default_split not in self.splits:
+            out.append(f"default_split {self.default_split!r} is not in splits {self.splits}")
+        if any(v not in self.splits for v in self.split_aliases.values()):
+            out.append("a split alias names an unknown split")
+        if self.validation_split is not None and self.validation_split not in self.splits:
+            out.append(f"validation_split {self.validation_split!r} is not in splits")
+        if not self.dimensions or not self.groups:
+            out.append("dimensions and groups are required")
+        for g, ids in self.groups.items():
+            if any(i not in self.dimensions for i in ids):
+                out.append(f"group {g!r} names an unknown dimension id")
+        if self.group_kind not in ("dimension", "subject", "category"):
+            out.append(f"group_kind must be dimension, subject or category, got {self.group_kind!r}")
+        if self.protocol == "generation":
+            for attr in ("parser", "ocr_lang", "official_output", "hub_id"):
+                if not getattr(self, attr):
+                    out.append(f"a generation task needs {attr}")
+            for meth in ("prompt", "write_official", "write_submission"):
+                if getattr(type(self), meth) is getattr(Task, meth):
+                    out.append(f"a generation task defines {meth}()")
+        return out
+
+    def __repr__(self) -> str:
+        return f"<Task {self.name} ({self.protocol})>"
+
+
+class GenerationTask(Task):
+    """A generation benchmark whose module defines the generation hooks (``generation_prompt``,
+    ``image_placeholders``, ``answer_kind``, ``baseline_choices``, ``baseline_answer``,
+    ``write_official``, ``write_submission``, ``load_split``)."""
+
+    protocol = "generation"
+    demo_source_key = "source"
+    #: the loader's keyword for the selection the user calls ``subjects``
+    subjects_arg: ClassVar[str] = "subjects"
+
+    def load_items(self, **args) -> list[Item]:
+        """``source``, ``split`` (aliases accepted), ``subjects`` (this task's selection), ``cache_dir``."""
+        args = dict(args)
+        if "split" in args:
+            args["split"] = self.resolve_split(args["split"])
+        if "subjects" in args and self.subjects_arg != "subjects":
+            args[self.subjects_arg] = args.pop("subjects")
+        return self.load(**args)
+
+    def run_args(self, config) -> dict:
+        return {"source": config.source, "split": config.split or self.default_split, "subjects": config.subjects,
+                "cache_dir": config.cache_dir}
+
+    def manifest_args(self, man: dict) -> dict:
+        if not man.get("source"):
+            raise KeyError("source")
+        return {"source": man["source"], "split": man.get("split") or self.default_split,
+                "subjects": man.get("subjects")}
+
+    def demo_args(self, paths: dict, **filters) -> dict:
+        d = paths[self.name]
+        return {"source": d[self.demo_source_key], "split": filters.get("split") or self.default_split,
+                "subjects": filters.get("subjects")}
+
+    def check_selection(self, name: str, value) -> None:
+        if name != "subjects" or value in ("all", None, [], ()):
+            return
+        for s in [value] if isinstance(value, str) else value:
+            try:
+                self.resolve_subject(s)
+            except (ValueError, AttributeError, TypeError):
+                known = self.selection_names()
+                hint = did_you_mean(s, known) or f"; known: {known[:8]} ... (mmbench list benchmarks)"
+                raise ValueError(f"unknown {self.title} {self.group_kind} {s!r}{hint}") from None
+
+    def resolve_subject(self, name: str) -> str:
+        raise NotImplementedError
+
+    def prompt(self, item: Item) -> str:
+        return self.module.generation_prompt(item)
+
+    def image_placeholders(self, item: Item) -> list[tuple[int, str, str]]:
+        return self.module.image_placeholders(item)
+
+    def answer_kind(self, item: Item) -> str:
+        return self.module.answer_kind(item)
+
+    def baseline_choices(self, item: Item) -> list[str]:
+        return self.module.baseline_choices(item)
+
+    def baseline_answer(self, item: Item, value: str) -> str:
+        return self.module.baseline_answer(item, value)
+
+    def write_official(self, items, stored, root):
+        return self.module.write_official(items, stored, root)
+
+    def write_submission(self, items, stored, rows, out):
+        return self.module.write_submission(items, stored, rows, out)
+
+
+# ---------------------------------------------------------------------------------------------- registry
+
+_REGISTRY: dict[str, Task] = {}
+_ALIASES: dict[str, str] = {}
+_DISCOVERED = False
+
+
+def register_task(task: Task | type[Task]) -> Task | type[Task]:
+    """Register a task (a class is instantiated once); usable as a class decorator. A name or
+    alias taken by another task is an error, as is a task that does not satisfy the contract."""
+    obj = task() if isinstance(task, type) else task
+    bad = obj.problems()
+    if bad:
+        raise TypeError(f"task {obj.name or type(obj).__name__!r} does not satisfy the contract: {'; '.join(bad)}")
+    for key in (obj.name, *obj.aliases):
+        owner = _ALIASES.get(key)
+        if owner is not None and owner != obj.name:
+            raise ValueError(f"task name {key!r} is already taken by {owner!r}")
+    _REGISTRY[obj.name] = obj
+    for key in (obj.name, *obj.aliases):
+        _ALIASES[key] = obj.name
+    return task
+
+
+def _discover() -> None:
+    """Import every module of this package once: each benchmark module registers its task."""
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    _DISCOVERED = True
+    pkg = importlib.import_module(__name__.rpartition(".")[0])
+    for m in pkgutil.iter_modules(pkg.__path__):
+        if not m.name.startswith("_") and m.name != "base":
+            importlib.import_module(f"{pkg.__name__}.{m.name}")
+
+
+def did_you_mean(value, known) -> str:
+    close = difflib.get_close_matches(str(value), [str(k) for k in known], n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def task_names(aliases: bool = False, protocol: str | None = None) -> list[str]:
+    """Registered names in alphabetical order (each followed by its aliases when asked), of one protocol when given."""
+    _discover()
+    out = []
+    for name, t in sorted(_REGISTRY.items()):
+        if protocol is None or t.protocol == protocol:
+            out.append(name)
+            if aliases:
+                out.extend(t.aliases)
+    return out
+
+
+def all_tasks(protocol: str | None = None) -> list[Task]:
+    return [_REGISTRY[n] for n in task_names(protocol=protocol)]
+
+
+def is_task(name) -> bool:
+    _discover()
+    return isinstance(name, str) and name in _ALIASES
+
+
+def canonical_name(name: str) -> str:
+    """The registered name for a name or alias (``seed1`` -> ``seed``); an unknown name is returned as is."""
+    _discover()
+    return _ALIASES.get(name, name) if isinstance(name, str) else name
+
+
+def get_task(name: str) -> Task:
+    """The task registered under ``name`` (or an alias); :class:`UnknownTask` with one line otherwise."""
+    _discover()
+    if isinstance(name, Task):
+        return name
+    try:
+        return _REGISTRY[_ALIASES[name]]
+    except (KeyError, TypeError):
+        known = task_names(aliases=True)
+        raise UnknownTask(f"unknown benchmark {name!r}{did_you_mean(name, known)} (known: {', '.join(known)})") from None
+
+
+def load_items(benchmark: str, args: dict) -> list[Item]:
+    """The one way items are loaded: ``get_task(benchmark).load_items(**args)``."""
+    return get_task(benchmark).load_items(**args)
+

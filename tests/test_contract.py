@@ -1,0 +1,102 @@
+"""The task contract (``mmbench_lib/tasks/base.py``): the registry, and nothing outside ``tasks/`` and
+``demo/`` deciding by a benchmark's name."""
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from mmbench_lib import tasks
+from mmbench_lib.core.items import Item
+from mmbench_lib.tasks.base import GenerationTask, Task, UnknownTask, get_task, register_task, task_names
+
+PKG = Path(__file__).resolve().parents[1] / "mmbench_lib"
+
+
+# ------------------------------------------------------------------------------------------------ registry
+
+def test_names_and_aliases_resolve_to_one_task():
+    assert task_names() == ["cmmmu", "mmmu", "seed", "seed2"]
+    assert task_names(aliases=True) == ["cmmmu", "mmmu", "seed", "seed1", "seed2"]
+    assert get_task("seed1") is get_task("seed")
+    assert tasks.canonical_name("seed1") == "seed" and tasks.canonical_name("other") == "other"
+    assert task_names(protocol="generation") == ["cmmmu", "mmmu"]
+    assert tasks.get("seed1").__name__ == "mmbench_lib.tasks.seed1"  # the module, for older callers
+
+
+def test_unknown_name_is_one_line_with_did_you_mean():
+    with pytest.raises(UnknownTask) as e:
+        get_task("mmu")
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert msg == "unknown benchmark 'mmu'; did you mean 'mmmu'? (known: cmmmu, mmmu, seed, seed1, seed2)"
+    with pytest.raises(ValueError, match="unknown benchmark 'xyz' \\(known"):  # no close name: no suggestion
+        get_task("xyz")
+
+
+@pytest.mark.parametrize("name", task_names())
+def test_every_registered_task_satisfies_the_contract(name):
+    t = get_task(name)
+    assert t.problems() == []
+    assert t.name == name and t.module is not None and callable(t.module.load)
+    assert all(t.split_aliases.get(s, s) in t.splits for s in [*t.splits, *t.split_aliases])
+    assert set(t.groups) and all(set(ids) <= set(t.dimensions) for ids in t.groups.values())
+    assert all(isinstance(v, tuple) and isinstance(v[0], str) for v in t.dimensions.values())
+    from mmbench_lib import published
+    assert set(t.published_tables) <= set(published.list_tables()), "published_tables name tables that exist"
+    if t.protocol == "generation":
+        assert isinstance(t, GenerationTask) and t.ocr_lang and t.parser is not None
+        assert t.validation_split in t.splits
+    else:
+        assert t.prompt is not None
+
+
+def test_variant_is_a_subclass_sharing_the_base_behaviour():
+    seed, seed2 = get_task("seed"), get_task("seed2")
+    assert isinstance(seed2, type(seed))
+    seed2.check_selection("dimensions", [1, 27])
+    with pytest.raises(ValueError, match="use 'all' or a list of ids 1-27"):
+        seed2.check_selection("dimensions", "image")  # v1's named selections are v1's only
+    seed.check_selection("dimensions", "video")
+    with pytest.raises(ValueError, match="13 is not a seed dimension id \\(1-12\\)"):
+        seed.check_selection("dimensions", [1, 13])
+
+
+def test_selection_checks_name_the_kind_with_did_you_mean():
+    get_task("mmmu").check_selection("subjects", ["Accounting", "acc", "Art Theory"])
+    with pytest.raises(ValueError, match="unknown MMMU subject 'Acounting'; did you mean 'Accounting'"):
+        get_task("mmmu").check_selection("subjects", ["Acounting"])
+    with pytest.raises(ValueError, match="unknown CMMMU category 'Scince'"):
+        get_task("cmmmu").check_selection("subjects", "Scince")
+    get_task("cmmmu").check_selection("dimensions", [99])  # not a parameter CMMMU selects by: ignored
+
+
+def test_register_refuses_a_taken_name_and_an_incomplete_task():
+    class Clash(type(get_task("seed2"))):
+        name = "seed-clash"
+        aliases = ("seed1",)
+
+    with pytest.raises(ValueError, match="'seed1' is already taken by 'seed'"):
+        register_task(Clash)
+    assert "seed-clash" not in task_names()
+
+    class Half(GenerationTask):
+        name, title = "half", "Half"
+        module = tasks.get("mmmu")
+        dimensions, groups = {1: ("a",)}, {"All": (1,)}
+
+    with pytest.raises(TypeError, match="does not satisfy the contract: .*needs parser"):
+        register_task(Half)
+
+
+def test_one_load_items_for_both_protocols(demo):
+    for name in task_names():
+        t = get_task(name)
+        items = tasks.load_items(name, t.demo_args(demo))
+        assert items and all(isinstance(it, Item) and it.benchmark == name for it in items)
+        if t.protocol == "generation":  # the manifest records source/split/subjects: the same items again
+            man = {"source": demo[name][t.demo_source_key], "split": t.default_split, "subjects": None}
+            assert [it.id for it in t.load_items(**t.manifest_args(man))] == [it.id for it in items]
+
+
+# ------------------------------------------------------------------------------------------------ no names outside tasks/
