@@ -422,3 +422,48 @@ def accuracy_by_setting(files) -> list[dict]:
                     "accuracy": 100 * s["overall"]["accuracy"], "n": s["overall"]["n"],
                     "fallbacks": s["counts"]["fallbacks"], "seed_sd": 100 * spread.get("sd", 0.0)})
     return out
+
+
+# --------------------------------------------------------------------------------------------- the task
+import sys  # noqa: E402
+
+from mmbench_lib.tasks.base import GenerationTask, register_task  # noqa: E402
+
+SPLIT_ALIASES = {**{k: f"{k}-direct" for k in SETTINGS}, **{v: f"{k}-direct" for k, v in SETTINGS.items()}}
+
+
+class MMMUProTask(GenerationTask):
+    """MMMU-Pro: MMMU's 30 subjects, 4 or 10 options or one screenshot, direct or CoT prompts."""
+
+    name = BENCHMARK
+    aliases = ("mmmu_pro",)
+    title = "MMMU-Pro"
+    published_tables = ("mmmu_pro_leaderboard",)
+    splits = SPLITS
+    split_aliases = SPLIT_ALIASES
+    default_split = DEFAULT_SPLIT
+    validation_split = None  # one split per setting; the Frequent Choice baseline counts the run's own
+    dimensions = DIMENSIONS
+    groups = GROUPS
+    group_kind = "subject"
+    hub_id = HUB_ID
+    ocr_lang = OCR_LANG
+    official_output = "jsonl-per-setting"  # <model>_<setting>_<method>.jsonl (mmmu-pro/output/)
+    deviations = DEVIATIONS
+    module = sys.modules[__name__]
+    parser = parser
+
+    def resolve_subject(self, name: str) -> str:
+        if name not in SUBJECT_IDS:
+            raise ValueError(name)
+        return name
+
+    def selection_names(self) -> list[str]:
+        return list(SUBJECTS)
+
+    def score_responses(self, responses, answers=None, questions=None, **kw):
+        """Rescore one official output file (the module's ``score_responses``)."""
+        return score_responses(responses, answers, questions, **kw)
+
+
+register_task(MMMUProTask)
