@@ -442,7 +442,7 @@ class MMMUProTask(GenerationTask):
     splits = SPLITS
     split_aliases = SPLIT_ALIASES
     default_split = DEFAULT_SPLIT
-    validation_split = None  # one split per setting; the Frequent Choice baseline counts the run's own
+    validation_split = VALIDATION_SPLIT  # one split per setting: Frequent Choice counts standard10 answers
     dimensions = DIMENSIONS
     groups = GROUPS
     group_kind = "subject"

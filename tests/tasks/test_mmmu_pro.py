@@ -263,3 +263,16 @@ def test_write_official_roundtrip(tmp_path):
     assert path.name == "run_vision_cot.jsonl"
     rows, s = mmmu_pro.score_responses(path, seeds=range(2))
     assert rows[0]["parsed_pred"] == "I" and rows[0]["correct"] and s["overall"]["accuracy"] == 1.0
+
+
+# --------------------------------------------------------------------------------------------- published
+
+def test_leaderboard_overall_is_mean_of_settings():
+    from mmbench_lib import published
+
+    df = published.load("mmmu_pro_leaderboard")
+    assert len(df) == 37 and set(mmmu_pro.MMMUProTask.published_tables) <= set(published.list_tables())
+    mean = (df["standard_10"] + df["vision"]) / 2
+    assert ((mean - df["pro_overall"]).abs() <= 0.1 + 1e-9).all()
+    gpt = df.set_index("model").loc["GPT-4o (0513)"]
+    assert (gpt["standard_10"], gpt["vision"], gpt["pro_overall"]) == (54.0, 49.7, 51.9)
