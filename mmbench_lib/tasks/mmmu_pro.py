@@ -255,15 +255,17 @@ def output_row(item: Item, response) -> dict:
     return row
 
 
-def write_official(items: list[Item], stored: dict, root: Path, model: str = "run"):
-    """``root/<model>_<setting>_<method>.jsonl`` of the ok rows (the runners' layout); returns
-    ``(path,)`` for ``score_responses``, or ``None`` when nothing is stored."""
+def write_official(items: list[Item], stored: dict, root: Path, model: str | None = None):
+    """``root/<model>_<setting>_<method>.jsonl`` of the ok rows (the runners' layout; ``model``: by default
+    the run folder's name, the parent of ``root``); returns ``(path,)`` for ``score_responses``, or
+    ``None`` when nothing is stored."""
     ok = [(it, stored[it.id]) for it in items if stored.get(it.id, {}).get("status") == "ok"]
     if not ok:
         return None
     setting, method = ok[0][0].meta["setting"], ok[0][0].meta["method"]
     name = {"standard4": "standard(4 options)", "standard10": "standard(10 options)", "vision": "vision"}[setting]
     root = Path(root)
+    model = model or re.sub(r"[^\w.+-]+", "-", root.resolve().parent.name) or "run"
     root.mkdir(parents=True, exist_ok=True)
     for old in root.glob("*.jsonl"):
         old.unlink()

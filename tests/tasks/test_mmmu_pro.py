@@ -259,8 +259,8 @@ def test_write_official_roundtrip(tmp_path):
     _write_parquet(tmp_path / "d" / "vision" / "test-0.parquet", [rec])
     items = mmmu_pro.load(tmp_path / "d", "vision-cot", cache_dir=tmp_path / "c")
     stored = {"test_Math_3": {"status": "ok", "response": "Nitrogen.\nAnswer: I"}}
-    (path,) = mmmu_pro.write_official(items, stored, tmp_path / "official")
-    assert path.name == "run_vision_cot.jsonl"
+    (path,) = mmmu_pro.write_official(items, stored, tmp_path / "smollm2" / "official")
+    assert path.name == "smollm2_vision_cot.jsonl"
     rows, s = mmmu_pro.score_responses(path, seeds=range(2))
     assert rows[0]["parsed_pred"] == "I" and rows[0]["correct"] and s["overall"]["accuracy"] == 1.0
 
