@@ -9,18 +9,19 @@ import traceback
 from pathlib import Path
 
 import yaml
-from mmbench_lib import __version__, tasks
+from mmbench_lib import __version__
 from mmbench_lib.analysis.results import format_table, read_results
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.demo import ensure_demo
 from mmbench_lib.models import MODEL_REGISTRY, placement
 from mmbench_lib.models.registry import describe_model, spec_usage
 from mmbench_lib.runner import NotebookFailed, notebook_parameters, parse_override, run_notebook
+from mmbench_lib.tasks.base import all_tasks, task_names
 from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.launch.options import add_arguments as add_launch_arguments, launch_requested, options_from_args
 from mmbench_lib.pipeline.rescore_seed import score_predictions
 from mmbench_lib.core.store import write_json_atomic
-from mmbench_lib.pipeline.rescoring import print_table, score_responses, write_outputs
+from mmbench_lib.pipeline.rescoring import FORMAT_HELP, print_table, scorable, score_responses, write_outputs
 from mmbench_lib.pipeline.shards import merge_runs
 from mmbench_lib import published
 
@@ -185,17 +186,12 @@ def _first_comment(path: Path) -> str:
 
 def list_benchmarks() -> list[str]:
     lines = []
-    by_module = {}
-    for name, module in tasks.MODULES.items():
-        by_module.setdefault(module, []).append(name)
-    for module, names in by_module.items():
-        task = tasks.get(names[0])
-        protocol = getattr(task, "PROTOCOL", "ranking")
-        if hasattr(task, "SPLITS"):
-            extra = f"splits {', '.join(task.SPLITS)} (default {task.DEFAULT_SPLIT}); {len(task.DIMENSIONS)} subjects"
+    for task in all_tasks():
+        if task.takes_split():
+            extra = f"splits {', '.join(task.splits)} (default {task.default_split}); {len(task.dimensions)} subjects"
         else:
-            extra = f"dimensions 1-{max(task.DIMENSIONS)}"
-        lines.append(f"{' / '.join(names):14s} {protocol:10s} {extra}")
+            extra = f"dimensions 1-{max(task.dimensions)}"
+        lines.append(f"{' / '.join((task.name, *task.aliases)):14s} {task.protocol:10s} {extra}  ({task.title})")
     return lines
 
 
@@ -230,28 +226,37 @@ def cmd_list(a) -> int:
     return 0
 
 
-EXAMPLES = """examples:
+def _examples() -> tuple[str, str]:
+    """The ``--help`` examples, with benchmark names from the registry."""
+    rank, gen = task_names(protocol="ranking"), task_names(protocol="generation")
+    top = f"""examples:
   mmbench run notebooks/00_quickstart.ipynb -f params/00_quickstart/demo.yaml
-  mmbench run notebooks/10_seed_bench.ipynb -f params/10_seed_bench/seed1_demo_smollm2.yaml --limit 20
+  mmbench run notebooks/10_seed_bench.ipynb -f params/10_seed_bench/<file>.yaml --limit 20   (mmbench list params)
   mmbench run notebooks/20_generation.ipynb --model causal:HuggingFaceTB/SmolLM2-360M -p subjects '[Accounting]'
   mmbench list models            (also: benchmarks, recipes, params)
-  mmbench published show mmmu_table2 --format markdown
-  mmbench score-predictions --benchmark seed2 --predictions results.json --out rescored
+  mmbench published show {next(t for g in all_tasks('generation')[::-1] for t in g.published_tables)} --format markdown
+  mmbench score-predictions --benchmark {rank[-1]} --predictions results.json --out rescored
 
 MMBENCH_DEBUG=1 (or --debug) shows full tracebacks; see README.md for every environment variable."""
-
-RUN_EXAMPLES = """examples:
-  mmbench run notebooks/10_seed_bench.ipynb -f params/10_seed_bench/seed1_demo_smollm2.yaml
+    run = f"""examples:
+  mmbench run notebooks/10_seed_bench.ipynb -f params/10_seed_bench/<file>.yaml
   mmbench run notebooks/10_seed_bench.ipynb -f my.yaml --model vlm:llava-hf/llava-1.5-7b-hf --dtype float16
-  mmbench run notebooks/20_generation.ipynb -p benchmark cmmmu --limit 10 --run-id cmmmu_try
+  mmbench run notebooks/20_generation.ipynb -p benchmark {gen[0]} --limit 10 --run-id {gen[0]}_try
   mmbench run notebooks/10_seed_bench.ipynb -f my.yaml --run-id big      (the same run id resumes)
 
 The shortcuts set the notebook parameter of the same name (--batch-size is batch_size); a notebook
 without that parameter refuses it. Values are checked before the run folder is written or a kernel starts."""
+    return top, run
+
+
+def _per_task(help_of) -> str:
+    """``name: text; name: text`` over the tasks ``help_of`` has a text for."""
+    return "; ".join(f"{t.name}: {h}" for t in all_tasks() if (h := help_of(t)))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mmbench", description=__doc__, epilog=EXAMPLES,
+    examples, run_examples = _examples()
+    p = argparse.ArgumentParser(prog="mmbench", description=__doc__, epilog=examples,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"mmbench {__version__}")
     p.add_argument("--debug", action="store_true", help="show full tracebacks (or set MMBENCH_DEBUG=1)")
@@ -261,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default="data/demo")
     s.set_defaults(func=cmd_make_demo)
 
-    s = sub.add_parser("run", help="execute a notebook headless into outputs/<run-id>/", epilog=RUN_EXAMPLES,
+    s = sub.add_parser("run", help="execute a notebook headless into outputs/<run-id>/", epilog=run_examples,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("notebook")
     s.add_argument("-f", "--file", action="append", help="YAML parameters file (repeatable; later wins)")
@@ -276,18 +281,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("what", choices=sorted(LISTS))
     s.set_defaults(func=cmd_list)
 
-    s = sub.add_parser("score-predictions", help="rescore an official SEED results file")
-    s.add_argument("--benchmark", required=True, choices=["seed", "seed2"])
+    ranking = all_tasks("ranking")
+    s = sub.add_parser("score-predictions", help=f"rescore an official results file of {', '.join(t.title for t in ranking)}")
+    s.add_argument("--benchmark", required=True, choices=task_names(aliases=True, protocol="ranking"))
     s.add_argument("--predictions", required=True)
-    s.add_argument("--questions", help="the benchmark JSON (needed for seed; optional for seed2)")
+    s.add_argument("--questions", help="the benchmark JSON (" + _per_task(
+        lambda t: t.protocol == "ranking" and ("needed" if t.results_need_questions else "optional")) + ")")
     s.add_argument("--out", help="write summary.json here")
     s.set_defaults(func=cmd_score_predictions)
 
-    s = sub.add_parser("score-responses", help="rescore official-format MMMU/CMMMU outputs with the official parsers")
-    s.add_argument("--benchmark", required=True, choices=["mmmu", "cmmmu"])
-    s.add_argument("--responses", required=True, help="mmmu: DIR/<Subject>/output.json; cmmmu: JSONL file or folder")
-    s.add_argument("--answers", help="cmmmu: gold rows {id, type, answer} (file or folder, e.g. cmmmu-data-val)")
-    s.add_argument("--questions", help="cmmmu: question files with option texts and categories (optional)")
+    scored = scorable()
+    s = sub.add_parser("score-responses", help=f"rescore official-format {'/'.join(t.title for t in scored)} outputs "
+                                               f"with the official parsers")
+    s.add_argument("--benchmark", required=True, choices=[t.name for t in scored])
+    s.add_argument("--responses", required=True, help=_per_task(lambda t: t in scored and FORMAT_HELP[t.official_output][0]))
+    s.add_argument("--answers", help=_per_task(lambda t: t in scored and FORMAT_HELP[t.official_output][1]))
+    s.add_argument("--questions", help="question files with option texts and categories, for the formats whose "
+                                       "responses carry neither (optional)")
     s.add_argument("--no-random", action="store_true", help="score unparseable answers wrong instead of random (not official)")
     s.add_argument("--out", required=True, help="write predictions.jsonl and summary.json here")
     s.set_defaults(func=cmd_score_responses)

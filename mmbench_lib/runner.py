@@ -24,7 +24,6 @@ from pathlib import Path
 
 import yaml
 
-from mmbench_lib import tasks
 from mmbench_lib.analysis.results import write_results
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder, validate_run_id
@@ -33,6 +32,7 @@ from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_
 from mmbench_lib.pipeline.preflight import BadValue, check_values
 from mmbench_lib.scoring import REDUCTIONS, scorer_names
 from mmbench_lib.pipeline.shards import shard_from_params
+from mmbench_lib.tasks.base import get_task, is_task, path_parameters
 from mmbench_lib.tasks.recipes import RECIPES
 
 
@@ -80,7 +80,8 @@ def parse_override(name: str, value: str):
 
 
 #: Parameters naming inputs that must exist when given non-empty (relative to the cwd or the repo).
-PATH_PARAMS = ("annotation_file", "image_root", "frames_root", "cc3m_dir", "seed_bench_v2_dir", "blind_ids")
+#: (every task's ``path_parameters`` but dicts of folders, checked one by one below, and ``blind_ids``)
+PATH_PARAMS = (*(p for p in path_parameters() if p != "video_roots"), "blind_ids")
 
 
 #: Parameters whose documented values go beyond their default's type (the parameters cells' comments).
@@ -200,7 +201,7 @@ def notebook_protocol(known: dict) -> str | None:
         return None
     default = _default_value(known.get("benchmark") or known.get("benchmarks") or {})
     first = default[0] if isinstance(default, list) and default else default
-    return getattr(tasks.get(first), "PROTOCOL", "ranking") if first in tasks.MODULES else None
+    return get_task(first).protocol if is_task(first) else None
 
 
 def check_param_values(notebook: str, params: dict, known: dict) -> None:
@@ -228,10 +229,8 @@ def _plain(value):
 
 def _norm_split(values: dict) -> dict:
     b = values.get("benchmark")
-    if "split" in values and b in tasks.MODULES and hasattr(tasks.get(b), "SPLITS"):
-        task = tasks.get(b)
-        split = values["split"] or task.DEFAULT_SPLIT
-        values = {**values, "split": task.SPLIT_ALIASES.get(split, split)}
+    if "split" in values and is_task(b) and get_task(b).takes_split():
+        values = {**values, "split": get_task(b).resolve_split(values["split"])}
     return values
 
 

@@ -102,3 +102,66 @@ def test_one_load_items_for_both_protocols(demo):
 
 
 # ------------------------------------------------------------------------------------------------ no names outside tasks/
+
+#: words that name a benchmark (registered or announced), matched as whole tokens of a lower-cased string
+BENCHMARK_TOKENS = {"seed1", "seed2", "seedbench", "seed2plus", "mmmu", "cmmmu", "mmmupro"}
+#: spelled with a separator: "SEED-Bench", "MMMU-Pro", "SEED-Bench-2-Plus" (file names such as 10_seed_bench.ipynb are not names)
+BENCHMARK_RE = re.compile(r"seed[- ]?bench|mmmu[-_ ]?pro")
+#: modules allowed to name benchmarks: the tasks themselves, the demo data builders
+ALLOWED = ("mmbench_lib/tasks/", "mmbench_lib/demo/")
+
+
+def _docstrings(tree) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                out.add(id(first.value))
+    return out
+
+
+def names_benchmark(text: str) -> bool:
+    low = text.lower()
+    return bool(BENCHMARK_RE.search(low)) or any(t in BENCHMARK_TOKENS for t in re.split(r"[^a-z0-9]+", low))
+
+
+def _seed_as_benchmark(node, parents) -> bool:
+    """The bare word "seed" is also the RNG seed; it names SEED-Bench when compared with a value
+    (``b == "seed"``, ``b in ("seed", ...)``)."""
+    p = parents.get(id(node))
+    if isinstance(p, (ast.Tuple, ast.List, ast.Set)):
+        p = parents.get(id(p))
+    return isinstance(p, ast.Compare)
+
+
+def benchmark_names_in(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = _docstrings(tree)
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            v = node.value
+            if names_benchmark(v) or (v.strip().lower() == "seed" and _seed_as_benchmark(node, parents)):
+                hits.append(f"{path.relative_to(PKG.parent)}:{node.lineno}: {v[:60]!r}")
+    return hits
+
+
+def test_the_scanner_finds_names_and_only_names():
+    assert names_benchmark("mmmu") and names_benchmark("seed1-ppl") and names_benchmark("SEED-Bench-2")
+    assert names_benchmark("cmmmu_table4") and names_benchmark("MMMU-Pro") and names_benchmark("seed2plus")
+    assert not names_benchmark("seed") and not names_benchmark("random seed") and not names_benchmark("seeds")
+    tree = ast.parse('x = b == "seed"\ny = {"seed": 1}\nz = b in ("seed", "x")\n')
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    seeds = [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value == "seed"]
+    assert [_seed_as_benchmark(n, parents) for n in seeds] == [True, False, True]
+
+
+def test_no_library_module_outside_tasks_and_demo_names_a_benchmark():
+    hits = []
+    for path in sorted(PKG.rglob("*.py")):
+        rel = str(path.relative_to(PKG.parent))
+        if not rel.startswith(ALLOWED):
+            hits.extend(benchmark_names_in(path))
+    assert hits == [], "modules outside tasks/ and demo/ that name a benchmark:\n" + "\n".join(hits)

@@ -17,8 +17,9 @@ import matplotlib
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from mmbench_lib.tasks.base import get_task, is_task
+
 #: benchmark key -> the name figures and tables show
-BENCHMARK_NAMES = {"seed": "SEED-Bench", "seed1": "SEED-Bench", "seed2": "SEED-Bench-2", "mmmu": "MMMU", "cmmmu": "CMMMU"}
 #: model spec -> the name figures show (other specs are shown as given)
 MODEL_NAMES = {"smollm2": "SmolLM2-135M-Instruct", "random": "Random Choice", "frequent": "Frequent Choice",
                "tiny-llava": "tiny random-weight LLaVA"}
@@ -31,8 +32,8 @@ RUN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", 
 
 
 def display_name(benchmark: str | None) -> str:
-    """``seed2`` -> ``SEED-Bench-2``; an unknown key is returned as given."""
-    return BENCHMARK_NAMES.get(str(benchmark), str(benchmark))
+    """A benchmark's display name (its task's ``title``); an unknown key is returned as given."""
+    return get_task(benchmark).title if is_task(benchmark) else str(benchmark)
 
 
 def model_name(spec: str | None) -> str:

@@ -20,10 +20,10 @@ from typing import Iterable
 
 import pandas as pd
 
-from mmbench_lib import tasks
 from mmbench_lib.core import manifest as manifest_mod
 from mmbench_lib.core.metrics import upgrade
 from mmbench_lib.core.store import MANIFEST, METRICS, read_jsonl
+from mmbench_lib.tasks.base import UnknownTask, canonical_name, get_task, load_items as task_items
 
 RANKING, GENERATION = "ranking", "generation"
 SCORED_FILE = "scored.jsonl"
@@ -174,7 +174,7 @@ class Run:
     @property
     def benchmark(self) -> str:
         b = self.metrics.get("benchmark") or self.manifest.get("benchmark") or ""
-        return {"seed1": "seed"}.get(b, b)
+        return canonical_name(b)
 
     @property
     def run_id(self) -> str:
@@ -224,19 +224,16 @@ def load_items(man: dict, where: str = "manifest.json") -> list:
     benchmark = man.get("benchmark")
     if not benchmark:
         raise RunError(f"{where}: no field 'benchmark'")
-    mod = tasks.get(benchmark)
-    if benchmark in ("mmmu", "cmmmu"):
-        if not man.get("source"):
-            raise RunError(f"{where}: no field 'source'")
-        split = man.get("split") or "validation"
-        subjects = man.get("subjects")
-        return mod.load(man["source"], split=split, **({"subjects": subjects} if benchmark == "mmmu"
-                                                       else {"categories": subjects}))
-    data = man.get("data")
-    if not isinstance(data, dict):
-        raise RunError(f"{where}: no field 'data' (the loader's arguments)")
-    for k, v in data.items():
+    try:
+        task = get_task(benchmark)
+        args = task.manifest_args(man)
+    except UnknownTask as e:
+        raise RunError(f"{where}: {e}") from None
+    except KeyError as e:
+        what = " (the loader's arguments)" if e.args[0] == "data" else ""
+        raise RunError(f"{where}: no field {e.args[0]!r}{what}") from None
+    for k, v in args.items():
         if isinstance(v, str) and v[:1] in "{[":
             raise RunError(f"{where}: data.{k} is a Python repr string (manifest of the layout before metrics "
                            f"schema 2); rerun the evaluation to record it as JSON")
-    return mod.load(**data)
+    return task_items(benchmark, args)

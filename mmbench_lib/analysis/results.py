@@ -20,7 +20,7 @@ import datetime as _dt
 import json
 from pathlib import Path
 
-from mmbench_lib import tasks
+from mmbench_lib.tasks.base import get_task, is_task
 from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.analysis.reader import RANKING, RunError, load_run
 from mmbench_lib.core.metrics import ENTRY_KEYS, SCHEMA_VERSION, ci_fractions, entry
@@ -47,7 +47,7 @@ def _ranking_summary(run) -> tuple[str, dict]:
     total = {k: sum(d.get(k) or 0 for d in dims) for k in ("n", "correct", "failed", "n/a")}
     low, high = ci_fractions(run.samples.to_dict("records")) if total["n"] else (None, None)
     present = {d["dimension_id"] for d in dims}
-    groups = getattr(tasks.get(run.benchmark), "GROUPS", {}) if run.benchmark else {}
+    groups = get_task(run.benchmark).groups if is_task(run.benchmark) else {}
     scope = next((g for g, ids in groups.items() if set(ids) == present), f"{len(present)} dimensions")
     return scope, entry(total["correct"], total["n"], total["failed"], total["n/a"], low, high)
 

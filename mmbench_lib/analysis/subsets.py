@@ -37,17 +37,17 @@ from mmbench_lib.core import manifest
 from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.core.uncertainty import SCORED
+from mmbench_lib.tasks.base import canonical_name
 
 FORMAT = "mmbench.blind_solvable/1"
 BLIND_FILE = "blind_solvable.json"
 VISION_FILE = "vision_required.json"
 RULE = "correct under every blind model"
 SUBSETS = ("all", "vision_required", "blind_solvable")
-_ALIASES = {"seed1": "seed"}
 
 
 def _benchmark(name) -> str:
-    return _ALIASES.get(str(name), str(name))
+    return canonical_name(str(name))
 
 
 def write_blind_ids(path, benchmark: str, ids, split: str | None = None, models=(), n_items: int = 0,

@@ -40,6 +40,7 @@ from mmbench_lib.core import manifest
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib import published
 from mmbench_lib.error_analysis import charts
+from mmbench_lib.tasks.base import all_tasks, get_task, is_task
 
 __all__ = [
     "CATEGORIES", "AUTO_TAGS", "PUBLISHED", "SAMPLE_FILE", "load_cases", "wrong_cases", "sample_errors",
@@ -61,10 +62,7 @@ AUTO_TAGS = OrderedDict([
     ("truncated response", "answer extraction error"),
 ])
 #: published tables (``mmbench_lib.published``) and how their category names map to ours
-PUBLISHED = OrderedDict([
-    ("MMMU Fig. 6 (GPT-4V, 150 errors)", "mmmu_fig6_errors"),
-    ("CMMMU Fig. 4 (GPT-4V, 141 errors)", "cmmmu_fig4_errors"),
-])
+PUBLISHED = OrderedDict(t.error_table for t in all_tasks() if t.error_table)
 _PUBLISHED_NAMES = {
     "perceptual errors": "perceptual error", "lack of knowledge": "lack of knowledge",
     "reasoning errors": "reasoning error", "textual understanding error": "textual understanding",
@@ -229,7 +227,8 @@ def auto_tags(case: dict) -> list[str]:
     """
     tags = []
     response = case.get("response")
-    ranked = case.get("scores") is not None or str(case.get("benchmark") or "").startswith("seed")
+    bench = case.get("benchmark")
+    ranked = case.get("scores") is not None or (is_task(bench) and get_task(bench).protocol == "ranking")
     if "response" not in case or ranked:  # a ranking row: nothing was generated
         return ["truncated response"] if case.get("truncated") else []
     text = response if isinstance(response, str) else ("" if response is None else str(response))

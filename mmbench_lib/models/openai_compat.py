@@ -88,8 +88,8 @@ class OpenAICompatible:
         self.requests_sent = 0
 
     def score_choices(self, requests):
-        raise NotImplementedError("chat-completion endpoints return no prompt log-likelihoods: use them for generation "
-                                  "(MMMU, CMMMU), and a transformers adapter for answer ranking")
+        raise NotImplementedError("chat-completion endpoints return no prompt log-likelihoods: use them for the generation "
+                                  "benchmarks, and a transformers adapter for answer ranking")
 
     def generate(self, requests: list[GenerateRequest]) -> list[Generation]:
         with ThreadPoolExecutor(max_workers=max(1, self.concurrency)) as pool:

@@ -11,7 +11,7 @@ import random
 import zlib
 from collections import Counter
 
-from mmbench_lib import tasks
+from mmbench_lib.tasks.base import get_task
 from mmbench_lib.core.items import Item
 
 #: ``RunConfig.baseline`` values: the model generates (none), Random / Frequent Choice, LLM + OCR
@@ -30,7 +30,7 @@ class RandomAnswer:
         self.seed = seed
 
     def answer(self, item: Item) -> str:
-        choices = tasks.get(item.benchmark).baseline_choices(item)
+        choices = get_task(item.benchmark).baseline_choices(item)
         if not choices:
             return ""
         return random.Random(zlib.crc32(f"{self.seed}:{item.id}".encode())).choice(choices)
@@ -59,7 +59,7 @@ def frequent_table(validation_items: list[Item]) -> dict:
         key = _gold_key(it)
         if key is None:
             continue
-        kind = tasks.get(it.benchmark).answer_kind(it)
+        kind = get_task(it.benchmark).answer_kind(it)
         for subject in (it.dimension, "*"):
             counts.setdefault((subject, kind), Counter())[key] += 1
     table: dict[str, dict[str, str]] = {}
@@ -81,7 +81,7 @@ class FrequentAnswer:
         self.table, self.source = table, source
 
     def answer(self, item: Item) -> str:
-        task = tasks.get(item.benchmark)
+        task = get_task(item.benchmark)
         kind = task.answer_kind(item)
         value = self.table.get(item.dimension, {}).get(kind) or self.table.get("*", {}).get(kind) or ""
         if value.startswith("["):

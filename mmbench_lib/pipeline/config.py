@@ -13,13 +13,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from mmbench_lib import tasks
+from mmbench_lib.tasks.base import get_task, task_names
 from mmbench_lib.models.placement import device_map_problem, max_memory_problem, memory_key
 from mmbench_lib.models.registry import check_spec
 from mmbench_lib.pipeline.baselines import BASELINES
 from mmbench_lib.scoring import REDUCTIONS, scorer_names
 from mmbench_lib.tasks import options
-from mmbench_lib.tasks.recipes import RECIPES
+from mmbench_lib.tasks.recipes import DEFAULT_RECIPE, RECIPES
 
 DTYPES = (None, "auto", "float32", "float16", "bfloat16")
 DEVICE_RE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
@@ -41,8 +41,8 @@ _TYPES: dict[str, tuple] = {
 
 
 def protocol_of(benchmark: str) -> str:
-    """``"ranking"`` (SEED v1, SEED-2) or ``"generation"`` (MMMU, CMMMU), from the task module."""
-    return getattr(tasks.get(benchmark), "PROTOCOL", "ranking")
+    """``"ranking"`` or ``"generation"``: the task's ``protocol``."""
+    return get_task(benchmark).protocol
 
 
 @dataclass
@@ -58,7 +58,7 @@ class RunConfig:
     subjects: list | str | None = None
     cache_dir: str | Path | None = None
     model: str = "smollm2"
-    recipe: str = "seed1-ppl"
+    recipe: str = DEFAULT_RECIPE
     reduction: str | None = None
     scorer: str = "reference"
     baseline: str = "none"
@@ -99,7 +99,7 @@ class RunConfig:
                 names = " or ".join("None" if t is type(None) else t.__name__ for t in ok)
                 raise ValueError(f"RunConfig.{f.name}: expected {names}, got {type(v).__name__} {v!r}")
         self.benchmark = self.benchmark.strip()
-        self._known("benchmark", self.benchmark, sorted(tasks.MODULES))
+        self._known("benchmark", self.benchmark, task_names(aliases=True))
         if not str(self.out_dir).strip():
             raise ValueError("RunConfig.out_dir: give the run folder (empty)")
         self._known("recipe", self.recipe, sorted(RECIPES))
@@ -142,15 +142,15 @@ class RunConfig:
             if not self.data:
                 raise ValueError(f"RunConfig.data: {self.benchmark} needs its loader's arguments (annotation_file, ...)")
             if self.baseline != "none":
-                raise ValueError(f"RunConfig.baseline: {self.baseline!r} is for generation benchmarks (mmmu, cmmmu); "
+                raise ValueError(f"RunConfig.baseline: {self.baseline!r} is for generation benchmarks "
+                                 f"({', '.join(task_names(protocol='generation'))}); "
                                  f"a ranking baseline is a model spec such as 'random'")
         else:
             if self.source is None or not str(self.source).strip():
                 raise ValueError(f"RunConfig.source: {self.benchmark} needs a hub id or a local folder")
-            task = tasks.get(self.benchmark)
-            self.split = self.split or task.DEFAULT_SPLIT
-            self.split = task.SPLIT_ALIASES.get(self.split, self.split)
-            self._known("split", self.split, task.SPLITS)
+            task = get_task(self.benchmark)
+            self.split = task.resolve_split(self.split)
+            self._known("split", self.split, task.splits)
             if self.model.startswith("random") and self.baseline == "none":
                 self.baseline = "random"  # a "random" model on a generation benchmark is the Random Choice baseline
         if self.protocol == "ranking" or self.baseline in ("none", "ocr"):  # a model will be loaded: check its spec

@@ -34,7 +34,6 @@ import hashlib
 import json
 from collections import Counter, OrderedDict
 
-from mmbench_lib import tasks
 from mmbench_lib.core import manifest
 from mmbench_lib.core.items import Item
 from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
@@ -48,6 +47,9 @@ from mmbench_lib.pipeline.baselines import BASELINES, FrequentAnswer, RandomAnsw
 from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.pipeline.loop import run_loop
 from mmbench_lib.pipeline.ocr import OCR, insert_ocr
+from mmbench_lib.pipeline.resume import check_same_run, identity
+from mmbench_lib.tasks.base import get_task
+from mmbench_lib.tasks.base import load_items as task_items
 
 __all__ = [
     "BASELINES", "RandomAnswer", "FrequentAnswer", "frequent_table", "build_prompt", "generate_items",
@@ -58,13 +60,13 @@ __all__ = [
 # --------------------------------------------------------------------------------------------- prompts
 
 def build_prompt(item: Item, ocr=None) -> tuple[str, dict]:
-    """The official prompt of ``item`` (its task module's ``generation_prompt``); with ``ocr`` (an
+    """The official prompt of ``item`` (its task's ``prompt``); with ``ocr`` (an
     ``mmbench_lib.pipeline.ocr.OCR``), each image placeholder replaced by ``[Image k OCR text: ...]``.
     Returns ``(prompt, {k: ocr text})``."""
-    task = tasks.get(item.benchmark)
-    if getattr(task, "PROTOCOL", None) != "generation":
-        raise ValueError(f"item {item.id!r}: generation supports mmmu and cmmmu, not {item.benchmark!r}")
-    text = task.generation_prompt(item)
+    task = get_task(item.benchmark)
+    if task.protocol != "generation":
+        raise ValueError(f"item {item.id!r}: {item.benchmark!r} is a {task.protocol} benchmark, not a generation one")
+    text = task.prompt(item)
     if ocr is None:
         return text, {}
     phs = [(k, ph, p) for k, ph, p in task.image_placeholders(item) if ph in text]
@@ -172,7 +174,7 @@ def score_run(items: list[Item], store: RunStore, use_random: bool = True, write
     official = store.dir / "official"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # subsets of subjects are expected here; the counts say what was scored
-        files = tasks.get(benchmark).write_official(items, stored, official)
+        files = get_task(benchmark).write_official(items, stored, official)
         srows, summary = responses.score_responses(benchmark, *files, use_random=use_random) if files else ([], {})
     by_id = {str(r["id"]): r for r in srows}
     rows = []
@@ -214,7 +216,7 @@ def score_run(items: list[Item], store: RunStore, use_random: bool = True, write
             for r in rows:
                 f.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
         if not has_gold:
-            metrics["submission"] = str(tasks.get(benchmark).write_submission(items, stored, rows, store.dir))
+            metrics["submission"] = str(get_task(benchmark).write_submission(items, stored, rows, store.dir))
         store.write_metrics(metrics)
     return rows, metrics
 
@@ -228,26 +230,26 @@ def label_for(model: str, baseline: str) -> str:
 
 
 def load_items(benchmark: str, source, split: str, subjects=None, cache_dir=None) -> list[Item]:
-    """Items of a generation benchmark's split (its task module's ``load_split``)."""
-    task = tasks.get(benchmark)
-    if getattr(task, "PROTOCOL", None) != "generation":
-        raise ValueError(f"generation supports mmmu and cmmmu, not {benchmark!r}")
-    return task.load_split(source, split, subjects, cache_dir)
+    """Items of a generation benchmark's split (``tasks.load_items``)."""
+    task = get_task(benchmark)
+    if task.protocol != "generation":
+        raise ValueError(f"{benchmark!r} is a {task.protocol} benchmark, not a generation one")
+    return task_items(benchmark, {"source": source, "split": split, "subjects": subjects, "cache_dir": cache_dir})
 
 
 def _answerer(config: RunConfig, items: list[Item], adapter):
     """The baseline or model that answers, and the OCR reader of the LLM + OCR baseline."""
-    task = tasks.get(config.benchmark)
+    task = get_task(config.benchmark)
     if config.baseline == "random":
         return RandomAnswer(config.seed), None
     if config.baseline == "frequent":
-        val_split = task.VALIDATION_SPLIT
+        val_split = task.validation_split
         val = items if items and items[0].split == val_split and not config.limit and not config.option_settings() else \
             load_items(config.benchmark, config.source, val_split, config.subjects, config.cache_dir)
         return FrequentAnswer(frequent_table(val), source=f"{val_split} split of {config.source}"), None
     ocr = None
     if config.baseline == "ocr":  # raises OCRUnavailable with the install command
-        ocr = OCR(config.ocr_lang or task.OCR_LANG, **({"psm": config.ocr_psm} if config.ocr_psm is not None else {}))
+        ocr = OCR(config.ocr_lang or task.ocr_lang, **({"psm": config.ocr_psm} if config.ocr_psm is not None else {}))
     adapter = adapter or load_adapter(config.model, **config.adapter_options())
     if config.baseline == "ocr" and getattr(adapter, "sees_images", False):
         raise ValueError("the OCR baseline is for text-only models; this model sees the images")
@@ -265,27 +267,21 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
     import torch
 
     torch.manual_seed(config.seed)
-    benchmark, baseline, task = config.benchmark, config.baseline, tasks.get(config.benchmark)
+    benchmark, baseline, task = config.benchmark, config.baseline, get_task(config.benchmark)
     items = config.select(load_items(benchmark, config.source, config.split, config.subjects, config.cache_dir))
     adapter, ocr = _answerer(config, items, adapter)
     store = RunStore(config.out_dir)
     described = adapter.describe()
     name = described.get("name", described.get("adapter"))
-    previous = store.manifest()
-    if previous.get("generation") and store.rows():
-        old = previous["generation"]
-        new = {"baseline": baseline, "max_new_tokens": config.max_new_tokens, "model": name}
-        diff = {k: (old.get(k), v) for k, v in new.items() if old.get(k) != v}
-        if previous.get("options") != config.option_settings():
-            diff["options"] = (previous.get("options"), config.option_settings())
-        if diff:
-            raise ValueError(f"{config.out_dir} holds responses made with other settings {diff}; use a new run id")
+    generation = {"baseline": baseline, "max_new_tokens": config.max_new_tokens, "do_sample": False,
+                  "chat_template": True, "model": name}
+    check_same_run(store, identity({"benchmark": benchmark, "model": described, "generation": generation,
+                                    "options": config.option_settings()}))
     store.update_manifest(
         **manifest.base_manifest(config.parameters, config.seed), benchmark=benchmark, split=config.split,
         source=str(config.source), subjects=config.subjects, n_items=len(items), model=described,
-        generation={"baseline": baseline, "max_new_tokens": config.max_new_tokens, "do_sample": False,
-                    "chat_template": True, "model": name},
-        ocr=ocr.describe() if ocr else None, deviations=task.DEVIATIONS, options=config.option_settings(),
+        generation=generation,
+        ocr=ocr.describe() if ocr else None, deviations=task.deviations, options=config.option_settings(),
         config=config.to_dict(),
     )
     generate_items(items, adapter, store, max_new_tokens=config.max_new_tokens, batch_size=config.batch_size, ocr=ocr,

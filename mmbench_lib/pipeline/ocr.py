@@ -27,7 +27,6 @@ from mmbench_lib.core.paths import safe_name
 INSTALL_HINT = ("tesseract is not installed (needed by the OCR baseline). Install it with: "
                 "sudo apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim "
                 "(and `pip install pytesseract`)")
-LANGS = {"mmmu": "eng", "cmmmu": "chi_sim"}
 OCR_FORMAT = "[Image {k} OCR text: {text}]"
 NO_TEXT = "(no text found)"
 DEFAULT_PSM = 6  # "a single uniform block of text": reads the demo's labelled charts row by row

@@ -14,7 +14,6 @@ import os
 import re
 from pathlib import Path
 
-from mmbench_lib import tasks
 from mmbench_lib.core.manifest import resolve
 from mmbench_lib.core.paths import outputs_root
 from mmbench_lib.models import embedded
@@ -22,7 +21,7 @@ from mmbench_lib.models.placement import device_map_problem, max_memory_problem
 from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, split_spec
 from mmbench_lib.pipeline.baselines import BASELINES
 from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES
-from mmbench_lib.tasks import cmmmu, mmmu, seed1, seed2
+from mmbench_lib.tasks.base import all_tasks, get_task, is_task, task_names
 
 HUB_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
 TRUE = ("1", "on", "yes", "true")
@@ -130,61 +129,36 @@ def check_model(spec, revision: str | None = None, name: str = "model") -> None:
 
 
 def check_benchmark(benchmark, protocol: str | None, name: str = "benchmark") -> None:
-    """A known benchmark, of the notebook's protocol (ranking or generation) when given."""
-    if benchmark not in tasks.MODULES:
-        raise BadValue(name, f"unknown benchmark; use one of {sorted(tasks.MODULES)}{did_you_mean(benchmark, tasks.MODULES)}")
-    if protocol and getattr(tasks.get(benchmark), "PROTOCOL", "ranking") != protocol:
-        same = sorted(b for b in tasks.MODULES if getattr(tasks.get(b), "PROTOCOL", "ranking") == protocol)
-        raise BadValue(name, f"this notebook evaluates {protocol} benchmarks {same}")
+    """A registered benchmark (or alias), of the notebook's protocol (ranking or generation) when given."""
+    if not is_task(benchmark):
+        known = task_names(aliases=True)
+        raise BadValue(name, f"unknown benchmark; use one of {known}{did_you_mean(benchmark, known)}")
+    if protocol and get_task(benchmark).protocol != protocol:
+        raise BadValue(name, f"this notebook evaluates {protocol} benchmarks {task_names(aliases=True, protocol=protocol)}")
 
 
 def check_split(benchmark: str, split) -> None:
     """Empty (the benchmark's default split), a split of the benchmark or one of its aliases."""
-    task = tasks.get(benchmark)
-    if split in ("", None) or not hasattr(task, "SPLITS"):
-        return
-    if task.SPLIT_ALIASES.get(split, split) not in task.SPLITS:
-        known = [*task.SPLITS, *task.SPLIT_ALIASES]
-        raise BadValue("split", f"unknown {benchmark} split; use one of {list(task.SPLITS)} (default "
-                                f"{task.DEFAULT_SPLIT!r}){did_you_mean(split, known)}")
-
-
-def _subject_names(benchmark: str) -> tuple:
-    if benchmark == "mmmu":
-        return mmmu.resolve_subject, [*mmmu.SUBJECTS, *mmmu.SHORT_KEYS]
-    return cmmmu.resolve_category, [*cmmmu.CATEGORY_ORDER, *cmmmu.CATEGORY_EN.values(), *cmmmu.CATEGORY_FOLDER.values()]
+    try:
+        get_task(benchmark).check_split(split)
+    except ValueError as e:
+        raise BadValue("split", str(e)) from None
 
 
 def check_subjects(benchmark: str, subjects) -> None:
-    """``all``, or subject names / short keys (MMMU) or categories (CMMMU), with a did-you-mean."""
-    if subjects in ("all", None, [], ()) or benchmark not in ("mmmu", "cmmmu"):
-        return
-    resolve_name, known = _subject_names(benchmark)
-    for s in [subjects] if isinstance(subjects, str) else subjects:
-        try:
-            resolve_name(s)
-        except (ValueError, AttributeError, TypeError):
-            what = "MMMU subject" if benchmark == "mmmu" else "CMMMU category"
-            hint = did_you_mean(s, known) or f"; known: {known[:8]} ... (mmbench list benchmarks)"
-            raise BadValue("subjects", f"unknown {what} {s!r}{hint}") from None
+    """``all``, or the names the task selects by (subjects, short keys, categories), with a did-you-mean."""
+    try:
+        get_task(benchmark).check_selection("subjects", subjects)
+    except ValueError as e:
+        raise BadValue("subjects", str(e)) from None
 
 
 def check_dimensions(benchmark: str, dimensions) -> None:
-    """SEED v1: image, video, all or dimension ids 1-12; SEED-2: all or ids 1-27."""
-    if dimensions in ("all", None, [], ()):
-        return
-    if benchmark in ("seed", "seed1"):
-        if isinstance(dimensions, str) and dimensions not in ("image", "video"):
-            raise BadValue("dimensions", f"use 'image', 'video', 'all' or a list of ids 1-12"
-                                         f"{did_you_mean(dimensions, ['image', 'video', 'all'])}")
-        known = seed1.DIMENSIONS
-    else:
-        known = seed2.DIMENSIONS
-        if isinstance(dimensions, str):
-            raise BadValue("dimensions", f"use 'all' or a list of ids 1-{max(known)}")
-    for d in [dimensions] if isinstance(dimensions, int) else dimensions if isinstance(dimensions, list) else []:
-        if isinstance(d, bool) or not isinstance(d, int) or d not in known:
-            raise BadValue("dimensions", f"{d!r} is not a {benchmark} dimension id (1-{max(known)})")
+    """``all``, the task's named selections (SEED v1: image, video) or dimension ids."""
+    try:
+        get_task(benchmark).check_selection("dimensions", dimensions)
+    except ValueError as e:
+        raise BadValue("dimensions", str(e)) from None
 
 
 def check_choice(name: str, value, allowed) -> None:
@@ -200,7 +174,7 @@ def check_source(benchmark: str, source) -> None:
         return
     if _looks_like_path(source) or source.count("/") != 1 or not HUB_ID_RE.fullmatch(source):
         raise BadValue("source", f"no such folder {str(resolve(source))!r}, and not a hub id such as "
-                                 f"{tasks.get(benchmark).HUB_ID!r}")
+                                 f"{get_task(benchmark).hub_id or 'owner/name'!r}")
     if not hub_cached(source, kind="dataset"):
         why = _not_cached("hub dataset", source, "", "download it first or give a local folder")
         if why:
@@ -240,24 +214,26 @@ def _uses_model(values: dict) -> bool:
 def check_values(values: dict, protocol: str | None = None) -> None:
     """Every known parameter of ``values`` (a notebook's effective parameters); ``protocol`` is the
     notebook's (from its default benchmark). Raises ``BadValue`` for the first that cannot work."""
-    benchmarks = values.get("benchmarks") or [values.get("benchmark", "seed2")]
+    benchmarks = values.get("benchmarks") or ([values["benchmark"]] if "benchmark" in values else [])
     for b in benchmarks:
         check_benchmark(b, protocol, "benchmarks" if "benchmarks" in values else "benchmark")
-    benchmark = benchmarks[0]
+    benchmark = benchmarks[0] if benchmarks else None
     if "model" in values and _uses_model(values):
         check_model(values["model"], values.get("revision") or None)
     for spec in values.get("models") or []:
         check_model(spec, values.get("revision") or None, name="models")
-    if "split" in values:
-        check_split(benchmark, values["split"])
-    if "subjects" in values:
-        check_subjects(benchmark, values["subjects"])
-    if "dimensions" in values:
-        check_dimensions(benchmark, values["dimensions"])
-    if "source" in values:
-        check_source(benchmark, values["source"])
-    choices = {"level": seed2.LEVELS, "seed2_level": seed2.LEVELS, "part": ("all", *seed2.SUBPARTS),
-               "baseline": ("all", *BASELINES), "papers": ("seed", "mmmu"), "dtype": [d for d in DTYPES if d] + [""]}
+    if benchmark is not None:
+        if "split" in values:
+            check_split(benchmark, values["split"])
+        if "subjects" in values:
+            check_subjects(benchmark, values["subjects"])
+        if "dimensions" in values:
+            check_dimensions(benchmark, values["dimensions"])
+        if "source" in values:
+            check_source(benchmark, values["source"])
+    choices = {name: allowed for t in all_tasks() for name, allowed in t.parameter_choices.items()}
+    choices.update({"baseline": ("all", *BASELINES), "papers": sorted({t.paper for t in all_tasks() if t.paper}),
+                    "dtype": [d for d in DTYPES if d] + [""]})
     for name, allowed in choices.items():
         if name in values and values[name] is not None:
             check_choice(name, values[name], allowed)

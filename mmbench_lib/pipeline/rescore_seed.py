@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-from mmbench_lib import tasks as benchmarks
+from mmbench_lib.tasks.base import get_task
 from mmbench_lib.core.items import DataError, read_utf8
 from mmbench_lib.core.metrics import summarize
 
@@ -84,13 +84,13 @@ def score_predictions(benchmark: str, predictions, questions=None) -> dict:
     ``questions``: the benchmark JSON (dimension ids and answers). For SEED-2 without it, the
     dimension comes from the ``<dim>_<k>`` question id and the answer from ``gt_answer``.
     """
-    mod = benchmarks.get(benchmark)
+    task = get_task(benchmark)
     preds, report = read_results(predictions)
     gold = {}
     if questions is not None:
         gold = _read_questions(Path(questions))
-    elif benchmark in ("seed", "seed1"):
-        raise ValueError("SEED-Bench v1 result files carry no dimension: pass --questions SEED-Bench.json")
+    elif task.results_need_questions:
+        raise ValueError(f"{task.title} result files carry no dimension: pass --questions (the benchmark's JSON)")
     rows, unknown = [], []
     for qid, rec in preds.items():
         if qid in gold:
@@ -101,13 +101,13 @@ def score_predictions(benchmark: str, predictions, questions=None) -> dict:
                 unknown.append(qid)
                 continue
             dim, answer = int(m.group(1)), rec["gt_answer"]
-        if dim not in mod.DIMENSIONS:
+        if dim not in task.dimensions:
             unknown.append(qid)
             continue
         pred = str(rec["prediction"]).strip()
-        rows.append({"id": qid, "dimension_id": dim, "dimension": mod.DIMENSIONS[dim][0], "status": "ok",
+        rows.append({"id": qid, "dimension_id": dim, "dimension": task.dimensions[dim][0], "status": "ok",
                      "prediction": pred, "answer": answer, "correct": pred == answer, "num_choices": 4})
-    summary = summarize(rows, mod.GROUPS, partial=True)  # files made elsewhere may cover only some dimensions
+    summary = summarize(rows, task.groups, partial=True)  # files made elsewhere may cover only some dimensions
     missing = sorted(set(gold) - set(preds)) if gold else []
     summary["input"] = {**report, "predictions": len(preds), "scored": len(rows), "unknown_ids": unknown[:50],
                         "n_unknown_ids": len(unknown), "missing_from_predictions": len(missing),

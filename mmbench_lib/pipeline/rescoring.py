@@ -1,11 +1,14 @@
-"""Rescore MMMU and CMMMU model outputs saved in the official formats, with the official parsers.
+"""Rescore model outputs saved in the official formats, with the official parsers.
 
-MMMU (spec §3.7-3.9): ``DIR/<Subject>/output.json`` lists of ``{id, question_type, answer,
+A generation task names its format in ``Task.official_output``; :data:`SCORERS` maps each format to its
+scorer, and :func:`score_responses` picks it for a benchmark.
+
+``subject-folders`` (MMMU, spec §3.7-3.9): ``DIR/<Subject>/output.json`` lists of ``{id, question_type, answer,
 all_choices, index2ans, response}``; one ``random.Random(42)`` consumed by the MC fallbacks in the
 official short-key subject order, within a subject in file order; per subject / discipline /
 overall question-weighted accuracies as ``main_eval_only.py`` prints them.
 
-CMMMU (spec §4.4-4.6): response rows ``{id, type, response}`` or answer-mode rows ``{id, type,
+``responses-and-gold-jsonl`` (CMMMU, spec §4.4-4.6): response rows ``{id, type, response}`` or answer-mode rows ``{id, type,
 answer}``, gold rows ``{id, type, answer}`` (the ``cmmmu-data-*`` files qualify: they also carry
 options and category); one ``random.Random(42)`` consumed by MC fallbacks and T/F ties in the
 official category order, within a category in output-file order.
@@ -27,8 +30,9 @@ from mmbench_lib.tasks import cmmmu_parser as cparse
 from mmbench_lib.tasks import mmmu_parser as mparse
 from mmbench_lib.core.metrics import entry
 from mmbench_lib.core.store import write_json_atomic
+from mmbench_lib.tasks.base import all_tasks, get_task
 
-__all__ = ["score_mmmu_outputs", "score_cmmmu_outputs", "score_responses", "write_outputs", "print_table"]
+__all__ = ["SCORERS", "score_responses", "write_outputs", "print_table"]
 
 
 def _acc(correct: int, num: int) -> dict:
@@ -106,7 +110,7 @@ def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = Tr
     Returns ``(rows, summary)``.
     """
     if variant not in MMMU_VARIANTS:
-        raise ValueError(f"unknown MMMU parser variant {variant!r}; use one of {list(MMMU_VARIANTS)}")
+        raise ValueError(f"unknown parser variant {variant!r}; use one of {list(MMMU_VARIANTS)}")
     root = Path(root)
     if not root.is_dir():
         raise DataError(str(root), "responses folder not found")
@@ -183,13 +187,13 @@ def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = Tr
     if missing:
         warn.append(f"{len(missing)} of 30 subjects have no output.json: {missing}; Overall covers only those present")
     if unknown:
-        warn.append(f"folders that are not MMMU subjects were skipped: {unknown}")
+        warn.append(f"folders that are not subjects were skipped: {unknown}")
     if duplicates:
         warn.append(f"{len(duplicates)} duplicate ids (each counted, as the official scorer does): {duplicates[:10]}")
     for w in warn:
         warnings.warn(w, stacklevel=2)
     summary = {
-        "benchmark": "mmmu", "input": str(root), "parser": variant,
+        "format": "subject-folders", "input": str(root), "parser": variant,
         "random_fallback": f"random.Random({_seed_text(seed)})" if use_random else "none (scored wrong)",
         "overall": overall, "per_subject": dict(per_subject), "per_discipline": dict(per_discipline),
         "per_question_type": _tally(rows, "question_type"),
@@ -369,7 +373,7 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
     for w in warn:
         warnings.warn(w, stacklevel=2)
     summary = {
-        "benchmark": "cmmmu", "input": {"responses": str(responses), "answers": str(answers),
+        "format": "responses-and-gold-jsonl", "input": {"responses": str(responses), "answers": str(answers),
                                         "questions": None if questions is None else str(questions)},
         "random_fallback": f"random.Random({_seed_text(seed)})" if use_random else "none (scored wrong)",
         "tf_negation": "fixed (not official)" if fixed_tf else "official",
@@ -386,15 +390,38 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
 
 # ------------------------------------------------------------------------------------------ output
 
+def _score_gold_jsonl(responses, answers=None, questions=None, **kw):
+    if answers is None:
+        raise ValueError("this format needs --answers (gold rows {id, type, answer}, e.g. the data folder of the split)")
+    return score_cmmmu_outputs(responses, answers, questions, **kw)
+
+
+#: ``Task.official_output`` -> what ``--responses`` and ``--answers`` are in that format (for ``--help``)
+FORMAT_HELP = {
+    "subject-folders": ("DIR/<Subject>/output.json", "not needed (the gold answers are in output.json)"),
+    "responses-and-gold-jsonl": ("a JSONL file or folder of {id, type, response} rows",
+                                 "gold rows {id, type, answer} (a file or the split's data folder)"),
+}
+
+#: ``Task.official_output`` -> scorer ``(responses, answers, questions, **kw) -> (rows, summary)``
+SCORERS = {
+    "subject-folders": lambda responses, answers=None, questions=None, **kw: score_mmmu_outputs(responses, **kw),
+    "responses-and-gold-jsonl": _score_gold_jsonl,
+}
+
+
 def score_responses(benchmark: str, responses, answers=None, questions=None, **kw) -> tuple[list[dict], dict]:
-    """``score_mmmu_outputs(responses)`` or ``score_cmmmu_outputs(responses, answers, questions)``."""
-    if benchmark == "mmmu":
-        return score_mmmu_outputs(responses, **kw)
-    if benchmark == "cmmmu":
-        if answers is None:
-            raise ValueError("CMMMU needs --answers (gold rows {id, type, answer}, e.g. the cmmmu-data-val folder)")
-        return score_cmmmu_outputs(responses, answers, questions, **kw)
-    raise ValueError(f"score-responses supports mmmu and cmmmu, not {benchmark!r}")
+    """Score official-format responses of ``benchmark`` with the scorer of its ``official_output`` format."""
+    task = get_task(benchmark)
+    if task.official_output not in SCORERS:
+        raise ValueError(f"score-responses supports {', '.join(t.name for t in scorable())}, not {benchmark!r}")
+    rows, summary = SCORERS[task.official_output](responses, answers, questions, **kw)
+    return rows, {"benchmark": task.name, **summary}
+
+
+def scorable() -> list:
+    """The tasks whose official response files can be rescored here."""
+    return [t for t in all_tasks() if t.official_output in SCORERS]
 
 
 def write_outputs(rows: list[dict], summary: dict, out) -> tuple[Path, Path]:

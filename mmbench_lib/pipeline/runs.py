@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from mmbench_lib import tasks as benchmarks
 from mmbench_lib.core import manifest
 from mmbench_lib.tasks._common import file_sha256
 from mmbench_lib.pipeline.letters import generate_letters
@@ -17,7 +16,10 @@ from mmbench_lib.core.store import RunStore, shard_dir
 from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.pipeline.generation import evaluate_generation, label_for
 from mmbench_lib.pipeline.ocr import OCRUnavailable
+from mmbench_lib.pipeline.resume import check_same_run, identity
 from mmbench_lib.pipeline.shards import select
+from mmbench_lib.tasks.base import all_tasks, get_task
+from mmbench_lib.tasks.base import load_items as task_items
 
 
 def run_dir(run_id: str | None = None, label: str = "run", shard: tuple[int, int] | None = None) -> Path:
@@ -29,8 +31,8 @@ def run_dir(run_id: str | None = None, label: str = "run", shard: tuple[int, int
 
 
 def load_items(benchmark: str, data: dict):
-    """Items of a benchmark from its loader's keyword arguments (paths, filters)."""
-    return benchmarks.get(benchmark).load(**data)
+    """Items of a benchmark from its loader's keyword arguments (paths, filters): ``tasks.load_items``."""
+    return task_items(benchmark, data)
 
 
 def _json_native(value):
@@ -74,8 +76,10 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
     adapter = adapter or load_adapter(c.model, **c.adapter_options())
     video = set_video_input(adapter, c.video_input)
     store = RunStore(c.out_dir, shard=(c.shard_index, c.num_shards))
-    _check_same_run(store, c.benchmark, adapter, recipe, generation, c.option_settings(), video["used"])
-    mod = benchmarks.get(c.benchmark)
+    now = identity({"benchmark": c.benchmark, "recipe": recipe.to_dict(), "generation": generation,
+                    "options": c.option_settings(), "video_input": video})
+    check_same_run(store, {**now, "model": adapter.name})
+    task = get_task(c.benchmark)
     image_output = ImageOutputScorer(ClipJudge(c.clip_model, c.clip_pretrained, device=getattr(adapter, "device", "cpu")),
                                      str(manifest.resolve(c.generated_dir)) if c.generated_dir else None)
     store.update_manifest(
@@ -92,7 +96,7 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
     else:
         rank_items(items, adapter, store, recipe, batch_size=c.batch_size, retry_failed=c.retry_failed,
                    progress=c.progress, image_output=image_output)
-    metrics = summarize([r for r in store.rows() if r["id"] in {it.id for it in items}], mod.GROUPS)
+    metrics = summarize([r for r in store.rows() if r["id"] in {it.id for it in items}], task.groups)
     metrics.update(benchmark=c.benchmark, model=adapter.name, recipe=recipe.name, reduction=recipe.reduction,
                    video_input=video["used"])
     store.write_metrics(metrics)
@@ -108,58 +112,23 @@ def evaluate(config: RunConfig, adapter=None) -> dict:
     return evaluate_ranking(config, adapter)
 
 
-def _check_same_run(store: RunStore, benchmark: str, adapter, recipe, generation: dict | None = None,
-                    option_settings=None, video_input: str | None = None) -> None:
-    """Resuming must not mix predictions of another model, benchmark, recipe, generation setting, option
-    order or video path in one store."""
-    old = store.manifest()
-    if not old or not store.rows():
-        return
-    old_recipe = old.get("recipe")
-    if isinstance(old_recipe, dict):  # a run recorded before a recipe field existed had its default
-        old_recipe = {**Recipe().to_dict(), **old_recipe}
-    was = (old.get("benchmark"), (old.get("model") or {}).get("name"), old_recipe, old.get("generation"))
-    now = (benchmark, adapter.name, recipe.to_dict(), generation)
-    if was != now:
-        raise ValueError(
-            f"{store.dir} holds a run of benchmark {was[0]!r}, model {was[1]!r}, recipe {was[2]}, generation {was[3]}; "
-            f"this call asks for {now[0]!r}, {now[1]!r}, {now[2]}, {now[3]}. Use another run_id, or the same settings "
-            f"to resume."
-        )
-    if old.get("options") != option_settings:
-        raise ValueError(f"{store.dir} holds a run with option order {old.get('options')}; this call asks for "
-                         f"{option_settings}. Use another run_id, or the same settings to resume.")
-    old_video = (old.get("video_input") or {}).get("used", "frames")  # runs before this field: frames as images
-    if video_input not in (None, "none") and old_video not in (video_input, "none"):
-        raise ValueError(f"{store.dir} holds a run whose video items went in as {old_video!r}; this call uses "
-                         f"{video_input!r}. Use another run_id, or video_input={old_video!r} to resume.")
-
-
 def metrics_from_store(out_dir, benchmark: str) -> dict:
     """Recompute metrics from a run's predictions file alone."""
     store = RunStore(out_dir, readonly=True)
-    return summarize(store.rows(), benchmarks.get(benchmark).GROUPS)
+    return summarize(store.rows(), get_task(benchmark).groups)
 
 
 def demo_args(benchmark: str, paths: dict, **filters) -> dict:
-    """Loader keyword arguments for a demo set built by ``mmbench_lib.demo``."""
-    d = paths[benchmark]
-    if benchmark in ("seed", "seed1"):
-        return {"annotation_file": d["annotation_file"], "image_root": d["image_root"],
-                "video_roots": d["video_roots"], **{k: v for k, v in filters.items() if k == "dimensions"}}
-    if benchmark == "seed2":
-        return {"annotation_file": d["annotation_file"], "cc3m_dir": d["cc3m_dir"],
-                "seed_bench_v2_dir": d["seed_bench_v2_dir"],
-                **{k: v for k, v in filters.items() if k in ("level", "part", "version", "dimensions")}}
-    raise ValueError(f"no demo set for {benchmark!r}")
+    """Loader keyword arguments for a demo set built by ``mmbench_lib.demo`` (the task's ``demo_args``)."""
+    return get_task(benchmark).demo_args(paths, **filters)
 
 
-#: parameter names of the evaluation notebooks, recorded in the manifest
+#: parameter names of the evaluation notebooks, recorded in the manifest (with every ranking loader's arguments)
 NOTEBOOK_PARAMETERS = {
-    "run_id", "benchmark", "data_dir", "annotation_file", "image_root", "video_roots", "frames_root", "dimensions",
-    "cc3m_dir", "seed_bench_v2_dir", "level", "part", "model", "recipe", "reduction", "scorer", "batch_size",
+    "run_id", "benchmark", "data_dir", "model", "recipe", "reduction", "scorer", "batch_size",
     "device", "limit", "seed", "generated_dir", "clip_model", "clip_pretrained", "shard_index", "num_shards", "blind_ids",
     "video_input", "dtype", "revision", "trust_remote_code", "device_map", "max_memory",
+    *(p for t in all_tasks("ranking") for p in t.data_parameters() if p != "version"),
 }
 
 
@@ -179,20 +148,15 @@ def loader_args(benchmark: str, annotation_file: str = "", demo: dict | None = N
         if demo is None:
             raise ValueError("give annotation_file, or a demo set to fall back on")
         return demo_args(benchmark, demo, **{k: v for k, v in kw.items() if k in ("dimensions", "level", "part")})
-    mod = benchmarks.get(benchmark)
-    import inspect
-
-    accepted = set(inspect.signature(mod.load).parameters)
+    task = get_task(benchmark)
+    accepted = set(task.data_parameters())
     args = {"annotation_file": str(manifest.resolve(annotation_file))}
     for k, v in kw.items():
         if k in accepted and v not in ("", None, {}, []):
-            if k in PATH_ARGS:
+            if k in task.path_parameters:
                 v = {s: str(manifest.resolve(p)) for s, p in v.items()} if isinstance(v, dict) else str(manifest.resolve(v))
             args[k] = v
     return args
-
-
-PATH_ARGS = {"image_root", "video_roots", "frames_root", "cc3m_dir", "seed_bench_v2_dir"}
 
 
 __all__ = ["RunConfig", "evaluate", "evaluate_ranking", "evaluate_generation", "metrics_from_store", "run_dir",

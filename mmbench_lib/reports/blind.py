@@ -47,6 +47,7 @@ from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.pipeline.generation import label_for
 from mmbench_lib.pipeline.runs import evaluate
+from mmbench_lib.tasks.base import canonical_name, get_task
 
 AUDIT_FILE = "blind_audit.json"
 ALL = "All"
@@ -120,7 +121,7 @@ def audit(runs: dict[str, str | Path]) -> BlindAudit:
     label_of = {r.key: label for label, r in loaded.items()}
     df["label"] = df["run"].map(label_of)
     df["chance"] = row_chance(df)
-    benches = set(df["benchmark"].dropna().map(lambda b: {"seed1": "seed"}.get(b, b)))
+    benches = set(df["benchmark"].dropna().map(canonical_name))
     splits = set(df["split"].dropna())
     if len(benches) != 1 or len(splits) > 1:
         raise ValueError(f"blind runs of different benchmarks or splits: {sorted(benches)} {sorted(splits)}")
@@ -141,7 +142,7 @@ def audit(runs: dict[str, str | Path]) -> BlindAudit:
                     "expected_share": g["expected"].mean() if len(g) else None})
     models = [{"label": label, "model": r.samples["model"].iloc[0] if len(r.samples) else None, "run": r.key,
                "recipe": r.samples["recipe"].iloc[0] if len(r.samples) else None} for label, r in loaded.items()]
-    split = next(iter(splits)) if splits and next(iter(benches)) not in ("seed", "seed2") else None
+    split = next(iter(splits)) if splits and get_task(next(iter(benches))).takes_split() else None
     return BlindAudit(benchmark=next(iter(benches)), split=split, models=models, per_model=per_model,
                       solvable=pd.DataFrame(sol), ids=sorted(solved[solved].index.astype(str)), n_items=len(answered))
 

@@ -50,9 +50,10 @@ from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.core.uncertainty import SCORED
 from mmbench_lib.models import load_adapter
-from mmbench_lib.pipeline import generation, runs
+from mmbench_lib.pipeline import runs
 from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.tasks.options import movable, to_original
+from mmbench_lib.tasks.base import get_task, is_task, load_items
 
 REPORT_FILE = "circular.json"
 ALL = "All"
@@ -61,11 +62,8 @@ ALL = "All"
 def max_options(config: RunConfig) -> int:
     """The largest number of movable options among the lettered items ``config`` asks."""
     base = replace(config, lettered_only=True, rotation=0, permutation_seed=None)
-    if base.protocol == "generation":
-        items = generation.load_items(base.benchmark, base.source, base.split, base.subjects, base.cache_dir)
-    else:
-        items = runs.load_items(base.benchmark, base.data)
-    items = base.select(items)
+    task = get_task(base.benchmark)
+    items = base.select(load_items(base.benchmark, task.run_args(base)))
     if not items:
         raise ValueError(f"{config.benchmark}: no lettered multiple-choice item among the selected items")
     return max(len(movable(it)) for it in items)
@@ -303,7 +301,7 @@ def figure(r: CircularReport, title: str = ""):
                 ax.plot([100 * val] * 2, [y - 0.4, y + 0.4], color="0.45", lw=1.6, ls=ls, label=lab if y == 0 else None)
     labels = []
     for d_id, dim, e in zip(d["dimension_id"], d["dimension"], d["plain"]):
-        num = f"{int(d_id)}. " if d_id is not None and not pd.isna(d_id) and dim != ALL and r.benchmark in ("seed", "seed2") else ""
+        num = f"{int(d_id)}. " if d_id is not None and not pd.isna(d_id) and dim != ALL and is_task(r.benchmark) and get_task(r.benchmark).numbered_dimensions else ""
         labels.append(f"{num}{str(dim).replace('_', ' ')} (n={e['n']})")
     ax.set_yticks(range(k), labels)
     ax.set_ylim(k - 0.4, -0.6)

@@ -7,12 +7,14 @@ from __future__ import annotations
 from mmbench_lib.core import manifest
 from mmbench_lib.pipeline import runs
 from mmbench_lib.pipeline.config import RunConfig, protocol_of
+from mmbench_lib.tasks.base import get_task
+from mmbench_lib.tasks.recipes import DEFAULT_RECIPE
 
 
 def base_config(benchmark: str, out, demo: dict | None = None, *, annotation_file: str = "", image_root: str = "",
                 video_roots: dict | None = None, frames_root: str = "", dimensions="all", cc3m_dir: str = "",
                 seed_bench_v2_dir: str = "", level: str = "L2", part: str = "all", source: str = "", split: str = "",
-                subjects="all", model: str = "smollm2", recipe: str = "seed1-ppl", reduction: str = "",
+                subjects="all", model: str = "smollm2", recipe: str = DEFAULT_RECIPE, reduction: str = "",
                 scorer: str = "shared-prefix", max_new_tokens: int = 16, batch_size: int = 8, device: str = "auto",
                 limit: int = 0, seed: int = 0, parameters: dict | None = None, settings: dict | None = None) -> RunConfig:
     """A ``RunConfig`` for ``benchmark`` in ``out``. Empty strings mean "not given": with no
@@ -31,6 +33,7 @@ def base_config(benchmark: str, out, demo: dict | None = None, *, annotation_fil
     if not data_source:
         if demo is None:
             raise ValueError(f"{benchmark}: give source, or a demo set to fall back on")
-        data_source = demo[benchmark]["source" if benchmark == "mmmu" else "root"]
+        task = get_task(benchmark)
+        data_source = demo[task.name][task.demo_source_key]
     return RunConfig(benchmark, out, source=data_source, split=split or None, subjects=subjects,
                      max_new_tokens=max_new_tokens, **common)

@@ -30,7 +30,7 @@ import json
 import random
 import tempfile
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
@@ -38,7 +38,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from mmbench_lib import tasks
 from mmbench_lib.analysis import reader
 from mmbench_lib.analysis.plots import display_name, model_name
 from mmbench_lib.core import manifest as manifest_mod
@@ -49,71 +48,23 @@ from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline import rescoring
 from mmbench_lib.pipeline import runs as runs_mod
 from mmbench_lib.pipeline.config import RunConfig
-from mmbench_lib.pipeline.generation import load_items as generation_items
 from mmbench_lib.scoring import pick
-from mmbench_lib.tasks import cmmmu_parser as cparse
-from mmbench_lib.tasks import mmmu_parser as mparse
 from mmbench_lib.tasks._common import file_sha256
-from mmbench_lib.tasks.recipes import Recipe, get_recipe
+from mmbench_lib.tasks.base import all_tasks, get_task, load_items, path_parameters
+from mmbench_lib.tasks.recipes import DEFAULT_RANKING_PROTOCOLS as DEFAULT_SEED_PROTOCOLS  # noqa: F401 - reports' names
+from mmbench_lib.tasks.recipes import RANKING_PROTOCOLS as SEED_PROTOCOLS
+from mmbench_lib.tasks.recipes import Protocol, Recipe, get_recipe  # noqa: F401 - Protocol: reports' name
 
 # --------------------------------------------------------------------------------------------- protocols
 
 
-@dataclass(frozen=True)
-class Protocol:
-    """One way to turn a model into an answer. Ranking benchmarks: ``recipe`` names the run it reads and
-    ``view`` how the answer is read from it (``sum`` / ``mean``: the choice with the highest stored
-    log-likelihood under that reduction; ``lmms-eval`` / ``vlmevalkit``: that extractor's stored letter).
-    Generation benchmarks: ``rescore`` holds the keyword arguments of ``rescoring.score_responses``."""
-
-    key: str
-    label: str
-    kind: str  # where it comes from: the paper, a leaderboard, a harness; "NOT a paper protocol" said so
-    recipe: str = ""
-    view: str = ""
-    rescore: dict = field(default_factory=dict)
-
-
-SEED_PROTOCOLS = {p.key: p for p in (
-    Protocol("content-sum", "content, sum", "paper: SEED-Bench §3.4 reference (LAVIS), summed NLL of the choice "
-             "content", "seed1-ppl", "sum"),
-    Protocol("content-mean", "content, mean", "official wrappers: HF InstructBLIP / SEED-2 LLaVA, Qwen (spec P-S3), "
-             "mean NLL", "seed1-ppl", "mean"),
-    Protocol("letters", "letters ranked", "leaderboard 'PPL for A/B/C/D' (Qwen-VL recipe): options in the prompt, "
-             "letters ranked by mean NLL", "qwen-vl-letters", "mean"),
-    Protocol("lmms-eval-ppl", "lmms-eval PPL", "harness: lmms-eval seedbench_ppl, '{q} Answer :' + content, summed",
-             "lmms-eval-ppl", "sum"),
-    Protocol("gen-lmms-eval", "generated, lmms-eval", "NOT a paper protocol: generated answer, lmms-eval seedbench "
-             "prompt, first character", "lmms-eval-gen", "lmms-eval"),
-    Protocol("gen-vlmevalkit", "generated, VLMEvalKit", "NOT a paper protocol: generated answer, VLMEvalKit MCQ "
-             "prompt, exact matching", "vlmevalkit-gen", "vlmevalkit"),
-)}
-#: the SEED protocols a report compares unless told otherwise (``lmms-eval-ppl`` is available on request)
-DEFAULT_SEED_PROTOCOLS = ("content-sum", "content-mean", "letters", "gen-lmms-eval", "gen-vlmevalkit")
-
-PARSER_VARIANTS = {
-    "mmmu": {p.key: p for p in (
-        Protocol("official", "official", "paper: MMMU §4.1 rules, official parser, random.Random(42) fallback"),
-        Protocol("lenient-mc", "lenient MC", "NOT official: forgiving multiple-choice reader (markdown, 'C)', "
-                 "lower case; P-M3)", rescore={"variant": "lenient-mc"}),
-        Protocol("fixed-split", "open: split fixed", "NOT official: open answers split into sentences before "
-                 "lower-casing (spec §3.5 step 2)", rescore={"variant": "fixed-split"}),
-        Protocol("no-fallback", "no fallback", "NOT official: official rules, unparseable multiple choice scored "
-                 "wrong (no-random mode, spec §3.7)", rescore={"use_random": False}),
-    )},
-    "cmmmu": {p.key: p for p in (
-        Protocol("official", "official", "paper: CMMMU §4.1 rules, official parser, random.Random(42) fallback"),
-        Protocol("tf-fixed", "T/F negation fixed", "NOT official: negative keywords tested first, so "
-                 "'不正确' votes false (spec §4.4)", rescore={"fixed_tf": True}),
-        Protocol("no-fallback", "no fallback", "NOT official: official rules, MC fallbacks and T/F ties scored "
-                 "wrong", rescore={"use_random": False}),
-    )},
-}
+PARSER_VARIANTS = {t.name: t.parser_variants for t in all_tasks("generation") if t.parser_variants}
+"""benchmark -> parser variants (``Task.parser_variants``): the official parser and the non-official ones compared."""
 
 # ------------------------------------------------------------------------------ runs: reuse or make
 
 #: loader arguments that name files; every other loader argument must be equal for a run to be reused
-_PATH_ARGS = {"annotation_file", "image_root", "video_roots", "frames_root", "cc3m_dir", "seed_bench_v2_dir"}
+_PATH_ARGS = set(path_parameters())
 
 
 def _finished_runs(root: Path):
@@ -150,7 +101,7 @@ def _same_recipe(recorded, recipe: Recipe) -> bool:
 def _filters(benchmark: str, data: dict) -> dict:
     """The loader filters of ``data`` (no file arguments) with the loader's defaults filled in, so a run made
     with ``dimensions="all"`` and one that left it out (the same default selection) compare equal."""
-    params = inspect.signature(tasks.get(benchmark).load).parameters
+    params = inspect.signature(get_task(benchmark).module.load).parameters
     defaults = {k: p.default for k, p in params.items()
                 if p.default is not inspect.Parameter.empty and k not in _PATH_ARGS}
     return {**defaults, **{k: v for k, v in data.items() if k not in _PATH_ARGS}}
@@ -270,7 +221,7 @@ def _official_files(run: reader.Run, where: Path):
     samples = run.samples
     stored = {i: {"status": s, "response": r} for i, s, r in zip(samples["id"], samples["status"], samples["response"])}
     items = [it for it in items if it.id in stored]
-    return tasks.get(run.benchmark).write_official(items, stored, where)
+    return get_task(run.benchmark).write_official(items, stored, where)
 
 
 def _rescore(benchmark: str, files, **kw):
@@ -321,11 +272,7 @@ class RecordingRandom(random.Random):
 
 def _wins(benchmark: str, row: dict, options: tuple) -> tuple:
     """The options a fallback draw could pick that the official judge counts correct for ``row``."""
-    if benchmark == "mmmu":
-        gold = mparse.parse_gold(row["answer"])
-        return tuple(o for o in options if mparse.eval_multi_choice(gold, o))
-    judge = cparse.eval_multi_choice if row["type"] == "选择" else cparse.eval_true_false
-    return tuple(o for o in options if judge(row["answer"], o))
+    return get_task(benchmark).fallback_wins(row, options)
 
 
 def fallback_seeds(benchmark: str, files, seeds, rescore: dict | None = None) -> tuple[pd.DataFrame, dict]:
@@ -549,10 +496,11 @@ def seed_report(benchmark: str, data: dict, out_dir, model: str = "smollm2",
     ``out_dir/<benchmark>__<recipe>`` (resumable) unless a matching finished run is found in
     ``outputs/`` (``reuse``). ``settings``: model settings (``runs.model_settings``)."""
     settings = {"device": device, **(settings or {})}
-    if getattr(tasks.get(benchmark), "PROTOCOL", "ranking") != "ranking":
-        raise ValueError(f"seed_report is for the ranking benchmarks seed / seed2, not {benchmark!r}")
+    if get_task(benchmark).protocol != "ranking":
+        raise ValueError(f"seed_report is for the ranking benchmarks {', '.join(t.name for t in all_tasks('ranking'))}, "
+                         f"not {benchmark!r}")
     chosen = [SEED_PROTOCOLS[k] for k in protocols]
-    items = runs_mod.load_items(benchmark, data)
+    items = load_items(benchmark, data)
     items = items[:limit] if limit else items
     ids = [it.id for it in items]
     text_ids = {it.id for it in items if it.output == "text"}  # image-output items have no letter to compare
@@ -579,13 +527,13 @@ def parser_report(benchmark: str, source, out_dir, model: str = "smollm2", split
     fallback seeds ``0 .. seeds-1`` under the official parser. ``settings``: model settings (``runs.model_settings``)."""
     settings = {"device": device, **(settings or {})}
     if benchmark not in PARSER_VARIANTS:
-        raise ValueError(f"parser_report is for mmmu / cmmmu, not {benchmark!r}")
+        raise ValueError(f"parser_report is for {' / '.join(PARSER_VARIANTS)}, not {benchmark!r}")
     chosen = [PARSER_VARIANTS[benchmark][k] for k in (variants or PARSER_VARIANTS[benchmark])]
     config = RunConfig(benchmark, Path(out_dir) / f"{benchmark}__generation", source=str(source), split=split,
                        subjects=subjects, model=model, limit=limit, max_new_tokens=max_new_tokens,
                        batch_size=batch_size, progress=progress, **settings,
                        parameters={"report": "protocol sensitivity", "limit": limit})
-    items = generation_items(benchmark, config.source, config.split, config.subjects, config.cache_dir)
+    items = load_items(benchmark, get_task(benchmark).run_args(config))
     ids = [it.id for it in (items[:limit] if limit else items)]
     made = {"run": ensure_run(config, ids, _SharedModel(settings), reuse)}
     run = reader.load_run(made["run"]["folder"])

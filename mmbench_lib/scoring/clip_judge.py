@@ -49,7 +49,7 @@ class ClipJudge:
 
     def describe(self) -> dict:
         return {"clip_model": self.model_name, "clip_pretrained": self.pretrained, "similarity": "cosine of L2-normalised image embeddings",
-                "note": "the SEED-Bench-2 paper does not specify its CLIP; this is the suite's configurable choice"}
+                "note": "the paper of the image-output dimensions does not specify its CLIP; this is the suite's configurable choice"}
 
 
 class ImageOutputScorer:

@@ -13,7 +13,9 @@ identity
     names accepted everywhere a benchmark is named (the canonical name is what is recorded).
     ``title``: the display name in tables and figures. ``paper``: the ``papers`` value of the figures
     notebook whose tables hold this benchmark (``""``: none). ``published_tables``: the keys of
-    ``mmbench_lib.published`` transcribed from this benchmark's paper.
+    ``mmbench_lib.published`` transcribed from this benchmark's paper; ``error_table``: ``(label, key)`` of
+    the paper's published error distribution, if any (notebook 30 draws ours beside it). ``order``: where
+    the task comes in lists, tables and figures (lower first).
 protocol
     ``protocol``: ``"ranking"`` (each option scored, the best taken; notebooks 10/11) or
     ``"generation"`` (a response generated, then parsed by the official parser; notebook 20).
@@ -31,7 +33,9 @@ data
     same items again). :meth:`run_args` (a ``RunConfig``), :meth:`manifest_args` (a manifest) and
     :meth:`demo_args` (the paths ``mmbench make-demo`` returns) build ``args``. ``hub_id``: the hub
     dataset a ``source`` defaults to. ``demo_source_key``: the key of the demo paths that names the data
-    folder (``source``/``root`` of notebook 20).
+    folder (``source``/``root`` of notebook 20). ``path_parameters``: the loader arguments that name files
+    or folders (or dicts of them), resolved from the repository root and checked to exist;
+    :meth:`data_parameters`: every argument the loader takes.
 parameters and checks (run by ``pipeline.preflight`` before any folder is made; each raises ValueError
 with one line saying what is accepted)
     :meth:`check_split`, :meth:`check_selection` (``subjects`` / ``dimensions``), and
@@ -42,6 +46,9 @@ prompts, parser and outputs (generation tasks)
     ``parser``: the official parser module, ``official_output``: the format of the official response
     files :meth:`write_official` writes (``pipeline.rescoring`` reads that format back), and
     :meth:`write_submission` (the test-split submission file). ``deviations``: where we knowingly differ.
+    ``parser_variants``: key -> ``recipes.Protocol``, the official parser and the non-official readings a
+    protocol report compares; :meth:`fallback_wins`: the options of a random fallback draw the official
+    judge counts correct (for replaying the fallback under other seeds).
 official results (ranking tasks)
     ``results_need_questions``: an official ``results.json`` carries no dimension, so rescoring it
     (``mmbench score-predictions``) needs the question file.
@@ -52,6 +59,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 import pkgutil
 from types import ModuleType
 from typing import ClassVar
@@ -73,6 +81,8 @@ class Task:
     title: ClassVar[str] = ""
     paper: ClassVar[str] = ""
     published_tables: ClassVar[tuple[str, ...]] = ()
+    error_table: ClassVar[tuple[str, str] | None] = None
+    order: ClassVar[int] = 100
     protocol: ClassVar[str] = "ranking"
     splits: ClassVar[tuple[str, ...]] = ("test",)
     split_aliases: ClassVar[dict[str, str]] = {}
@@ -84,11 +94,13 @@ class Task:
     numbered_dimensions: ClassVar[bool] = False
     hub_id: ClassVar[str | None] = None
     demo_source_key: ClassVar[str] = "root"
+    path_parameters: ClassVar[tuple[str, ...]] = ()
     parameter_choices: ClassVar[dict[str, tuple]] = {}
     ocr_lang: ClassVar[str | None] = None
     official_output: ClassVar[str | None] = None
     results_need_questions: ClassVar[bool] = False
     deviations: ClassVar[tuple[str, ...] | list[str]] = ()
+    parser_variants: ClassVar[dict] = {}
     #: the module holding the loader, tables and prompt functions (``load``, ...)
     module: ClassVar[ModuleType | None] = None
     #: the official answer parser module (generation tasks)
@@ -102,6 +114,10 @@ class Task:
     def load_items(self, **args) -> list[Item]:
         """Items from the loader's keyword arguments (paths, split, filters), as recorded in manifests."""
         return self.load(**args)
+
+    def data_parameters(self) -> tuple[str, ...]:
+        """The loader's keyword arguments (the signature of the module's ``load``)."""
+        return tuple(inspect.signature(self.module.load).parameters)
 
     def run_args(self, config) -> dict:
         """``load_items`` arguments of a ``RunConfig`` (ranking: its ``data``)."""
@@ -123,9 +139,13 @@ class Task:
         """The split a user's value means (empty: the default; an alias: its split)."""
         return self.split_aliases.get(split, split) if split else self.default_split
 
+    def takes_split(self) -> bool:
+        """Whether the loader selects a split (SEED's files are one test set: a ``split`` value is ignored)."""
+        return "split" in self.data_parameters()
+
     def check_split(self, split) -> None:
-        """ValueError unless ``split`` is empty, a split or an alias."""
-        if split in ("", None):
+        """ValueError unless ``split`` is empty, a split or an alias (ignored when the loader takes none)."""
+        if split in ("", None) or not self.takes_split():
             return
         if self.split_aliases.get(split, split) not in self.splits:
             known = [*self.splits, *self.split_aliases]
@@ -161,6 +181,9 @@ class Task:
 
     def write_submission(self, items: list[Item], stored: dict, rows: list[dict], out):
         raise NotImplementedError(f"{self.name} has no submission format")
+
+    def fallback_wins(self, row: dict, options: tuple) -> tuple:
+        raise NotImplementedError(f"{self.name} has no random fallback")
 
     # ------------------------------------------------------------------ contract check
     def problems(self) -> list[str]:
@@ -322,7 +345,13 @@ def task_names(aliases: bool = False, protocol: str | None = None) -> list[str]:
 
 
 def all_tasks(protocol: str | None = None) -> list[Task]:
-    return [_REGISTRY[n] for n in task_names(protocol=protocol)]
+    """Registered tasks (of one protocol when given) in their display ``order``."""
+    return sorted((_REGISTRY[n] for n in task_names(protocol=protocol)), key=lambda t: (t.order, t.name))
+
+
+def path_parameters() -> list[str]:
+    """Every registered task's ``path_parameters``, each once, in registration (alphabetical) order."""
+    return list(dict.fromkeys(p for t in all_tasks() for p in t.path_parameters))
 
 
 def is_task(name) -> bool:

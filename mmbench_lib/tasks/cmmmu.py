@@ -24,6 +24,7 @@ from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks import cmmmu_parser as parser
 from mmbench_lib.tasks._common import media_path
 from mmbench_lib.tasks.base import GenerationTask, register_task
+from mmbench_lib.tasks.recipes import Protocol
 from mmbench_lib.tasks.mmmu import HUB_ID_RE, write_image
 from mmbench_lib.tasks.mmmu import default_cache_dir
 
@@ -411,6 +412,8 @@ class CMMMUTask(GenerationTask):
     name = BENCHMARK
     title = "CMMMU"
     paper = "mmmu"
+    order = 40
+    error_table = ("CMMMU Fig. 4 (GPT-4V, 141 errors)", "cmmmu_fig4_errors")
     published_tables = ("cmmmu_table4", "cmmmu_table5_question_type", "cmmmu_table6_difficulty", "cmmmu_fig4_errors")
     splits = SPLITS
     split_aliases = SPLIT_ALIASES
@@ -427,9 +430,20 @@ class CMMMUTask(GenerationTask):
     deviations = DEVIATIONS
     module = sys.modules[__name__]
     parser = parser
+    parser_variants = {p.key: p for p in (
+        Protocol("official", "official", "paper: CMMMU §4.1 rules, official parser, random.Random(42) fallback"),
+        Protocol("tf-fixed", "T/F negation fixed", "NOT official: negative keywords tested first, so "
+                 "'不正确' votes false (spec §4.4)", rescore={"fixed_tf": True}),
+        Protocol("no-fallback", "no fallback", "NOT official: official rules, MC fallbacks and T/F ties scored "
+                 "wrong", rescore={"use_random": False}),
+    )}
 
     def resolve_subject(self, name: str) -> str:
         return resolve_category(name)
+
+    def fallback_wins(self, row: dict, options: tuple) -> tuple:
+        judge = parser.eval_multi_choice if row["type"] == "选择" else parser.eval_true_false
+        return tuple(o for o in options if judge(row["answer"], o))
 
     def selection_names(self) -> list[str]:
         return [*CATEGORY_ORDER, *CATEGORY_EN.values(), *CATEGORY_FOLDER.values()]

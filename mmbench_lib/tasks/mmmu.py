@@ -22,6 +22,7 @@ from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.core.paths import PathEscape, inside, safe_name
 from mmbench_lib.tasks import mmmu_parser as parser
 from mmbench_lib.tasks.base import GenerationTask, register_task
+from mmbench_lib.tasks.recipes import Protocol
 
 BENCHMARK = "mmmu"
 HUB_ID = "MMMU/MMMU"
@@ -418,6 +419,8 @@ class MMMUTask(GenerationTask):
     name = BENCHMARK
     title = "MMMU"
     paper = "mmmu"
+    order = 30
+    error_table = ("MMMU Fig. 6 (GPT-4V, 150 errors)", "mmmu_fig6_errors")
     published_tables = ("mmmu_table2", "mmmu_table3_difficulty", "mmmu_table4_art_design", "mmmu_table5_business",
                         "mmmu_table6_science", "mmmu_table7_health_medicine", "mmmu_table8_humanities_social_sci",
                         "mmmu_table9_tech_engineering", "mmmu_table12_image_types", "mmmu_table13_few_shot",
@@ -435,9 +438,22 @@ class MMMUTask(GenerationTask):
     deviations = DEVIATIONS
     module = sys.modules[__name__]
     parser = parser
+    parser_variants = {p.key: p for p in (
+        Protocol("official", "official", "paper: MMMU §4.1 rules, official parser, random.Random(42) fallback"),
+        Protocol("lenient-mc", "lenient MC", "NOT official: forgiving multiple-choice reader (markdown, 'C)', "
+                 "lower case; P-M3)", rescore={"variant": "lenient-mc"}),
+        Protocol("fixed-split", "open: split fixed", "NOT official: open answers split into sentences before "
+                 "lower-casing (spec §3.5 step 2)", rescore={"variant": "fixed-split"}),
+        Protocol("no-fallback", "no fallback", "NOT official: official rules, unparseable multiple choice scored "
+                 "wrong (no-random mode, spec §3.7)", rescore={"use_random": False}),
+    )}
 
     def resolve_subject(self, name: str) -> str:
         return resolve_subject(name)
+
+    def fallback_wins(self, row: dict, options: tuple) -> tuple:
+        gold = parser.parse_gold(row["answer"])
+        return tuple(o for o in options if parser.eval_multi_choice(gold, o))
 
     def selection_names(self) -> list[str]:
         return [*SUBJECTS, *SHORT_KEYS]

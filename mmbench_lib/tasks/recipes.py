@@ -13,7 +13,7 @@ multiple-choice prompt, exact matching) do; ``mmbench_lib.tasks.letters`` holds 
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from mmbench_lib.core.items import Item
 from mmbench_lib.core.requests import IMAGE, GenerateRequest, ScoreRequest, Video
@@ -68,7 +68,11 @@ RECIPES = {
 }
 
 
-def get_recipe(name: str | Recipe = "seed1-ppl", **overrides) -> Recipe:
+#: the recipe a run uses when none is named: the SEED v1 reference recipe
+DEFAULT_RECIPE = "seed1-ppl"
+
+
+def get_recipe(name: str | Recipe = DEFAULT_RECIPE, **overrides) -> Recipe:
     if isinstance(name, Recipe):
         base = name
     else:
@@ -122,3 +126,39 @@ def generate_request(item: Item, recipe: Recipe, images=(), max_new_tokens: int 
         raise ValueError(f"recipe {recipe.name!r} ranks choices; it makes no generation request")
     return GenerateRequest(item.id, recipe.prompt.format(question=question_text(item), options=options_text(item)),
                            list(images), chat=recipe.chat, max_new_tokens=max_new_tokens, video=video)
+
+
+# --------------------------------------------------------------------------------------------- protocols
+
+@dataclass(frozen=True)
+class Protocol:
+    """One way to turn a model into an answer. Ranking benchmarks: ``recipe`` names the run it reads and
+    ``view`` how the answer is read from it (``sum`` / ``mean``: the choice with the highest stored
+    log-likelihood under that reduction; ``lmms-eval`` / ``vlmevalkit``: that extractor's stored letter).
+    Generation benchmarks: ``rescore`` holds the keyword arguments of ``rescoring.score_responses``
+    (``Task.parser_variants``). Used by ``mmbench_lib.reports.protocol``."""
+
+    key: str
+    label: str
+    kind: str  # where it comes from: the paper, a leaderboard, a harness; "NOT a paper protocol" said so
+    recipe: str = ""
+    view: str = ""
+    rescore: dict = field(default_factory=dict)
+
+
+RANKING_PROTOCOLS = {p.key: p for p in (
+    Protocol("content-sum", "content, sum", "paper: SEED-Bench §3.4 reference (LAVIS), summed NLL of the choice "
+             "content", "seed1-ppl", "sum"),
+    Protocol("content-mean", "content, mean", "official wrappers: HF InstructBLIP / SEED-2 LLaVA, Qwen (spec P-S3), "
+             "mean NLL", "seed1-ppl", "mean"),
+    Protocol("letters", "letters ranked", "leaderboard 'PPL for A/B/C/D' (Qwen-VL recipe): options in the prompt, "
+             "letters ranked by mean NLL", "qwen-vl-letters", "mean"),
+    Protocol("lmms-eval-ppl", "lmms-eval PPL", "harness: lmms-eval seedbench_ppl, '{q} Answer :' + content, summed",
+             "lmms-eval-ppl", "sum"),
+    Protocol("gen-lmms-eval", "generated, lmms-eval", "NOT a paper protocol: generated answer, lmms-eval seedbench "
+             "prompt, first character", "lmms-eval-gen", "lmms-eval"),
+    Protocol("gen-vlmevalkit", "generated, VLMEvalKit", "NOT a paper protocol: generated answer, VLMEvalKit MCQ "
+             "prompt, exact matching", "vlmevalkit-gen", "vlmevalkit"),
+)}
+#: the ranking protocols a report compares unless told otherwise (``lmms-eval-ppl`` is available on request)
+DEFAULT_RANKING_PROTOCOLS = ("content-sum", "content-mean", "letters", "gen-lmms-eval", "gen-vlmevalkit")

@@ -192,6 +192,7 @@ class SeedTask(Task):
     aliases = ("seed1",)
     title = "SEED-Bench"
     paper = "seed"
+    order = 10
     published_tables = ("seed1_table3", "seed1_fig5_leaderboards")
     protocol = "ranking"
     dimensions = DIMENSIONS
@@ -203,6 +204,7 @@ class SeedTask(Task):
     #: demo path keys -> loader keywords, and the loader filters a demo run may pass on
     demo_keys: tuple[str, ...] = ("annotation_file", "image_root", "video_roots")
     demo_filters: tuple[str, ...] = ("dimensions",)
+    path_parameters = ("annotation_file", "image_root", "video_roots", "frames_root")
     module = sys.modules[__name__]
 
     def demo_args(self, paths: dict, **filters) -> dict:

@@ -193,6 +193,7 @@ class Seed2Task(SeedTask):
     name = BENCHMARK
     aliases = ()
     title = "SEED-Bench-2"
+    order = 20
     published_tables = ("seed2_table2",)
     dimensions = DIMENSIONS
     groups = GROUPS
@@ -201,6 +202,7 @@ class Seed2Task(SeedTask):
     parameter_choices = {"level": LEVELS, "seed2_level": LEVELS, "part": ("all", *SUBPARTS)}
     demo_keys = ("annotation_file", "cc3m_dir", "seed_bench_v2_dir")
     demo_filters = ("level", "part", "version", "dimensions")
+    path_parameters = ("annotation_file", "cc3m_dir", "seed_bench_v2_dir")
     module = sys.modules[__name__]
 
 

@@ -1,0 +1,54 @@
+"""The one resume guard of both protocols: a run folder holding rows is continued only with what made them.
+
+``identity(manifest)`` reads, from a run's manifest, what decides the meaning of a stored row: benchmark,
+model, recipe (ranking), generation settings, option order and the path video items took. Ranking and
+generation runs call :func:`check_same_run` with the identity of the call; any difference is refused with
+one line naming each difference. (``mmbench run`` checks the notebook's parameters against the folder's
+``params.yaml`` before the kernel starts, ``runner.check_resume``; this is the check of the run itself.)
+"""
+from __future__ import annotations
+
+from mmbench_lib.core.store import RunStore
+from mmbench_lib.tasks.recipes import Recipe
+
+
+def identity(man: dict) -> dict:
+    """The fields of a manifest that decide what a stored row means (missing fields as runs before them had)."""
+    recipe = man.get("recipe")
+    if isinstance(recipe, dict):  # a run recorded before a recipe field existed had its default
+        recipe = {**Recipe().to_dict(), **recipe}
+    video = man.get("video_input")
+    return {"benchmark": man.get("benchmark"), "model": (man.get("model") or {}).get("name"), "recipe": recipe,
+            "generation": man.get("generation"), "options": man.get("options"),
+            # runs before this field put video frames in as images
+            "video_input": (video or {}).get("used", "frames") if "recipe" in man else None}
+
+
+_WORDING = {"recipe": "recipe {old} (this call: {new})", "generation": "generation {old} (this call: {new})",
+            "options": "option order {old} (this call: {new})",
+            "video_input": "video items went in as {old!r} (this call: {new!r}; use video_input={old!r} to resume)"}
+
+
+def differences(old: dict, now: dict) -> list[str]:
+    """What ``now`` changes of ``old`` (both :func:`identity` dicts), worded for one line."""
+    out = []
+    for key, new in now.items():
+        was = old.get(key)
+        if key == "video_input" and (new in (None, "none") or was in (None, new, "none")):
+            continue  # a run without video items took no path
+        if was != new:
+            out.append(_WORDING.get(key, key + " {old!r} (this call: {new!r})").format(old=was, new=new))
+    return out
+
+
+def check_same_run(store: RunStore, now: dict) -> None:
+    """Refuse to add rows made otherwise to ``store``: ``now`` is the call's identity (the keys of
+    :func:`identity` it decides; generation runs give no recipe). A store without rows is free."""
+    old_man = store.manifest()
+    if not old_man or not store.rows():
+        return
+    old = identity(old_man)
+    diff = differences(old, now)
+    if diff:
+        raise ValueError(f"{store.dir} holds a run of benchmark {old['benchmark']!r}, model {old['model']!r} made with "
+                         f"other settings: {'; '.join(diff)}. Use another run_id, or the same settings to resume.")
