@@ -451,6 +451,8 @@ class MMMUProTask(GenerationTask):
     hub_id = HUB_ID
     ocr_lang = OCR_LANG
     official_output = "jsonl-per-setting"  # <model>_<setting>_<method>.jsonl (mmmu-pro/output/)
+    official_output_help = ("an official output file <model>_<setting>_<method>.jsonl (mmmu-pro/output/)",
+                            "not needed (each line carries options and answer)")
     deviations = DEVIATIONS
     module = sys.modules[__name__]
     parser = parser
@@ -463,7 +465,7 @@ class MMMUProTask(GenerationTask):
     def selection_names(self) -> list[str]:
         return list(SUBJECTS)
 
-    def score_responses(self, responses, answers=None, questions=None, **kw):
+    def score_official(self, responses, answers=None, questions=None, **kw):
         """Rescore one official output file (the module's ``score_responses``)."""
         return score_responses(responses, answers, questions, **kw)
 

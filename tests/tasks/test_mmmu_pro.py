@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
+from pathlib import Path
 
 import pytest
 
@@ -276,3 +278,28 @@ def test_leaderboard_overall_is_mean_of_settings():
     assert ((mean - df["pro_overall"]).abs() <= 0.1 + 1e-9).all()
     gpt = df.set_index("model").loc["GPT-4o (0513)"]
     assert (gpt["standard_10"], gpt["vision"], gpt["pro_overall"]) == (54.0, 49.7, 51.9)
+
+
+# --------------------------------------------------------------------------------------------- official files
+
+OFFICIAL_DIR = os.environ.get("MMBENCH_MMMU_PRO_OUTPUTS", "")
+
+
+@pytest.mark.skipif(not OFFICIAL_DIR, reason="set MMBENCH_MMMU_PRO_OUTPUTS to a folder with the official "
+                                             "mmmu-pro/output/*.jsonl files (evaluated: they carry pred_indexs)")
+def test_parity_with_official_pred_indexs():
+    """Every item the official scorer decided without its random fallback gets the same letter here."""
+    files = sorted(Path(OFFICIAL_DIR).glob("*.jsonl"))
+    assert files, OFFICIAL_DIR
+    for f in files:
+        recs = mmmu_pro.read_output(f)
+        rows, s = mmmu_pro.score_responses(f, seeds=range(50))
+        decided = [(r, o) for r, o in zip(rows, recs) if "pred_indexs" in o and not r["fallback"]]
+        assert decided, f
+        assert [r["parsed_pred"] for r, _ in decided] == [o["pred_indexs"] for _, o in decided], f.name
+        official = sum(bool(o["if_right"]) for o in recs) / len(recs)
+        spread = s["fallback_seed_spread"]
+        # the official accuracy is one draw of its unseeded fallback: it lies in the span of 50 seeded draws
+        # unless the fallbacks are many; allow one fallback item either side of the span
+        slack = 1 / len(recs)
+        assert spread["min"] - slack <= official <= spread["max"] + slack, (f.name, official, spread)
