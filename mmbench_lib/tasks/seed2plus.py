@@ -83,7 +83,7 @@ def record_to_item(q: dict, i: int, path, seen: dict, image_root=None, image_dir
     item = Item(
         id=qid, benchmark=BENCHMARK, split="test", question=require(q, "question", path, qid, str),
         choices=_choices(q, path, qid), answer=answer, dimension_id=dim, dimension=DIMENSIONS[dim][0],
-        group=DIMENSIONS[dim][0], images=images,
+        group=DIMENSIONS[dim][0], images=images, image_type=[q.get("question_image_subtype") or ""],
         meta={"subtype": q.get("question_image_subtype") or "", "data_id": data_id,
               "data_source": q.get("data_source"), "level": q.get("level"), "version": q.get("version")},
     )
@@ -143,12 +143,13 @@ def load(annotation_file: str | os.PathLike, image_root: str | os.PathLike | Non
 
 
 def per_subtype(rows: list[dict]) -> dict:
-    """``(category, subtype) -> {n, correct, accuracy}`` of scored rows (``dimension``, ``subtype``, ``correct``)."""
+    """``(category, subtype) -> {n, correct, accuracy}`` of scored rows: ``dimension``, ``correct`` and the
+    subtype as ``subtype`` or as the one entry of ``image_type`` (what prediction rows carry)."""
     out: dict = {}
     for r in rows:
         if r.get("correct") is None:
             continue
-        key = (r.get("dimension"), r.get("subtype") or "")
+        key = (r.get("dimension"), r.get("subtype") or (r.get("image_type") or [""])[0])
         c, n = out.get(key, (0, 0))
         out[key] = (c + bool(r["correct"]), n + 1)
     return {k: {"n": n, "correct": c, "accuracy": c / n} for k, (c, n) in sorted(out.items())}

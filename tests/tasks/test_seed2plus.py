@@ -46,7 +46,7 @@ def official(tmp_path):
 def test_official_json(official):
     items = S.load(official)
     assert [it.dimension for it in items] == ["Charts", "Maps", "Webs", "Charts"]
-    assert items[0].meta["subtype"] == "tree diagram" and items[0].answer == "D"
+    assert items[0].meta["subtype"] == "tree diagram" and items[0].image_type == ["tree diagram"] and items[0].answer == "D"
     assert items[0].images[0].endswith("text_rich/0.png") and "media_error" not in items[0].meta
     assert [it.id for it in S.load(official, dimensions=[2, 3])] == ["1", "2"]
     assert [it.id for it in S.load(official, subtypes=["gantt chart"])] == ["3"]
@@ -106,7 +106,7 @@ def test_task_registered_and_tables(official):
     t = get_task("seed2-plus")
     assert t.name == "seed2plus" and t.protocol == "ranking" and not t.problems()
     items = S.load(official)
-    rows = [{"id": it.id, "dimension_id": it.dimension_id, "dimension": it.dimension, "subtype": it.meta["subtype"],
+    rows = [{"id": it.id, "dimension_id": it.dimension_id, "dimension": it.dimension, "image_type": it.image_type,
              "status": "ok", "correct": c, "num_choices": 4} for it, c in zip(items, [True, False, True, False])]
     sub = S.per_subtype(rows)
     assert sub[("Charts", "tree diagram")]["accuracy"] == 1.0 and sub[("Charts", "gantt chart")]["n"] == 1
