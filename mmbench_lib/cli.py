@@ -21,7 +21,7 @@ from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.launch.options import add_arguments as add_launch_arguments, launch_requested, options_from_args
 from mmbench_lib.pipeline.rescore_seed import score_predictions
 from mmbench_lib.core.store import write_json_atomic
-from mmbench_lib.pipeline.rescoring import FORMAT_HELP, check_out_folder, print_table, scorable, score_responses, write_outputs
+from mmbench_lib.pipeline.rescoring import check_out_folder, format_help, print_table, scorable, score_responses, write_outputs
 from mmbench_lib.pipeline.shards import check_benchmark, merge_runs, recorded_benchmark
 from mmbench_lib import published
 
@@ -349,8 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("score-responses", help=f"rescore official-format {'/'.join(t.title for t in scored)} outputs "
                                                f"with the official parsers")
     s.add_argument("--benchmark", required=True, choices=[t.name for t in scored])
-    s.add_argument("--responses", required=True, help=_per_task(lambda t: t in scored and FORMAT_HELP[t.official_output][0]))
-    s.add_argument("--answers", help=_per_task(lambda t: t in scored and FORMAT_HELP[t.official_output][1]))
+    s.add_argument("--responses", required=True, help=_per_task(lambda t: t in scored and format_help(t)[0]))
+    s.add_argument("--answers", help=_per_task(lambda t: t in scored and format_help(t)[1]))
     s.add_argument("--questions", help="question files with option texts and categories, for the formats whose "
                                        "responses carry neither (optional)")
     s.add_argument("--no-random", action="store_true", help="score unparseable answers wrong instead of random (not official)")

@@ -16,11 +16,12 @@ PKG = Path(__file__).resolve().parents[1] / "mmbench_lib"
 # ------------------------------------------------------------------------------------------------ registry
 
 def test_names_and_aliases_resolve_to_one_task():
-    assert task_names() == ["cmmmu", "mmmu", "seed", "seed2"]
-    assert task_names(aliases=True) == ["cmmmu", "mmmu", "seed", "seed1", "seed2"]
+    assert task_names() == ["cmmmu", "mmmu", "mmmu-pro", "seed", "seed2", "seed2plus"]
+    assert task_names(aliases=True) == ["cmmmu", "mmmu", "mmmu-pro", "mmmu_pro", "seed", "seed1", "seed2", "seed2plus",
+                                        "seed2-plus", "seed_bench_2_plus"]
     assert get_task("seed1") is get_task("seed")
     assert tasks.canonical_name("seed1") == "seed" and tasks.canonical_name("other") == "other"
-    assert task_names(protocol="generation") == ["cmmmu", "mmmu"]
+    assert task_names(protocol="generation") == ["cmmmu", "mmmu", "mmmu-pro"]
     assert tasks.get("seed1").__name__ == "mmbench_lib.tasks.seed1"  # the module, for older callers
 
 
@@ -29,7 +30,8 @@ def test_unknown_name_is_one_line_with_did_you_mean():
         get_task("mmu")
     msg = str(e.value)
     assert "\n" not in msg
-    assert msg == "unknown benchmark 'mmu'; did you mean 'mmmu'? (known: cmmmu, mmmu, seed, seed1, seed2)"
+    assert msg == ("unknown benchmark 'mmu'; did you mean 'mmmu'? (known: cmmmu, mmmu, mmmu-pro, mmmu_pro, seed, seed1, "
+                   "seed2, seed2plus, seed2-plus, seed_bench_2_plus)")
     with pytest.raises(ValueError, match="unknown benchmark 'xyz' \\(known"):  # no close name: no suggestion
         get_task("xyz")
 

@@ -12,14 +12,14 @@ import random
 from pathlib import Path
 
 from mmbench_lib.core.manifest import resolve
-from mmbench_lib.demo import cmmmu, mmmu, seed1, seed2
+from mmbench_lib.demo import cmmmu, mmmu, mmmu_pro, seed1, seed2, seed2plus
 from mmbench_lib.demo.cmmmu import make_cmmmu_demo
 from mmbench_lib.demo.draw import SEED
 from mmbench_lib.demo.mmmu import make_mmmu_demo
 
 __all__ = ["DEMO_VERSION", "SEED", "ensure_demo", "make_cmmmu_demo", "make_demo", "make_mmmu_demo", "make_seed_demo"]
 
-DEMO_VERSION = 3  # bump when the generator's output changes
+DEMO_VERSION = 4  # bump when the generator's output changes
 
 README_HEAD = """# mmbench demo data
 
@@ -49,7 +49,10 @@ def make_demo(out_dir, seed: int = SEED) -> dict:
     paths = make_seed_demo(out, seed)
     paths["mmmu"] = make_mmmu_demo(out / "mmmu", seed + 2)
     paths["cmmmu"] = make_cmmmu_demo(out / "cmmmu", seed + 3)
-    readme = README_HEAD + seed1.readme(paths["seed"]) + seed2.README + mmmu.README + cmmmu.readme(paths["cmmmu"])
+    paths["mmmu-pro"] = mmmu_pro.make_mmmu_pro_demo(out / "mmmu-pro", seed + 4)
+    paths["seed2plus"] = seed2plus.make_seed2plus_demo(out / "seed2plus", seed + 5)
+    readme = (README_HEAD + seed1.readme(paths["seed"]) + seed2.README + mmmu.README + cmmmu.readme(paths["cmmmu"])
+              + mmmu_pro.README + seed2plus.README)
     (out / "README.md").write_text(readme, encoding="utf-8")
     return paths
 

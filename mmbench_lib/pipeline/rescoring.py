@@ -484,18 +484,31 @@ SCORERS = {
 }
 
 
+def _scorer(task):
+    """The scorer of the task's ``official_output`` format, else the task's own ``score_official``, else None."""
+    if task.official_output in SCORERS:
+        return SCORERS[task.official_output]
+    return task.score_official if task.official_output_help else None
+
+
+def format_help(task) -> tuple[str, str]:
+    """What ``--responses`` and ``--answers`` are for the task's format."""
+    return FORMAT_HELP.get(task.official_output) or task.official_output_help
+
+
 def score_responses(benchmark: str, responses, answers=None, questions=None, **kw) -> tuple[list[dict], dict]:
     """Score official-format responses of ``benchmark`` with the scorer of its ``official_output`` format."""
     task = get_task(benchmark)
-    if task.official_output not in SCORERS:
+    scorer = _scorer(task)
+    if scorer is None:
         raise ValueError(f"score-responses supports {', '.join(t.name for t in scorable())}, not {benchmark!r}")
-    rows, summary = SCORERS[task.official_output](responses, answers, questions, **kw)
+    rows, summary = scorer(responses, answers, questions, **kw)
     return rows, {"benchmark": task.name, **summary}
 
 
 def scorable() -> list:
     """The tasks whose official response files can be rescored here."""
-    return [t for t in all_tasks() if t.official_output in SCORERS]
+    return [t for t in all_tasks() if _scorer(t) is not None]
 
 
 def check_out_folder(out) -> Path:

@@ -98,6 +98,9 @@ class Task:
     parameter_choices: ClassVar[dict[str, tuple]] = {}
     ocr_lang: ClassVar[str | None] = None
     official_output: ClassVar[str | None] = None
+    #: a format ``pipeline.rescoring`` has no scorer for: the task scores it (:meth:`score_official`);
+    #: ``(what --responses is, what --answers is)`` for ``mmbench score-responses --help``
+    official_output_help: ClassVar[tuple[str, str] | None] = None
     results_need_questions: ClassVar[bool] = False
     deviations: ClassVar[tuple[str, ...] | list[str]] = ()
     parser_variants: ClassVar[dict] = {}
@@ -181,6 +184,11 @@ class Task:
 
     def write_submission(self, items: list[Item], stored: dict, rows: list[dict], out):
         raise NotImplementedError(f"{self.name} has no submission format")
+
+    def score_official(self, responses, answers=None, questions=None, **kw):
+        """``(rows, summary)`` of official response files in a format of the task's own (rows carry
+        ``parsed_pred``, ``correct``, ``fallback``, ``mode``; the summary ``overall`` and ``official``)."""
+        raise NotImplementedError(f"{self.name} has no scorer of its own")
 
     def fallback_wins(self, row: dict, options: tuple) -> tuple:
         raise NotImplementedError(f"{self.name} has no random fallback")

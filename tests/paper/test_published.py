@@ -35,9 +35,11 @@ EXPECTED_TABLES = {
     "mmmu_fig6_errors",
     "cmmmu_table4", "cmmmu_table5_question_type", "cmmmu_table6_difficulty",
     "cmmmu_fig4_errors",
+    "mmmu_pro_leaderboard",
 }
 
 EXPECTED_SHAPES = {
+    "mmmu_pro_leaderboard": (37, 9),
     "seed1_table3": (18, 9), "seed1_fig5_leaderboards": (157, 6), "seed2_table2": (22, 12),
     "mmmu_table2": (30, 12), "mmmu_table3_difficulty": (6, 5),
     "mmmu_table4_art_design": (28, 10), "mmmu_table5_business": (28, 11),
