@@ -46,10 +46,12 @@ def shard_manifests(run_dir) -> list[Path]:
     return sorted(d.glob("manifest.shard-*-of-*.json")) + sorted(d.glob("shards/*/manifest.shard-*-of-*.json"))
 
 
-def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
+def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> dict:
     """Merge the shard files found in ``run_dirs`` (and their ``shards/*/`` folders) into ``out_dir``:
     every shard 0..N-1 present, every expected item present exactly once (else ValueError naming what
-    is wrong). Merging again (after the shards resumed with more items) adds only the rows not merged yet."""
+    is wrong). Merging again (after the shards resumed with more items) adds only the rows not merged yet.
+    ``score(store)``: the metrics of the merged store for a generation run (parsed and scored over all its
+    items at once, ``pipeline.runs.merge_generation``); by default the ranking summary."""
     shards, rows_by_id, dupes, expected = {}, {}, [], set()
     for d in map(Path, run_dirs):
         for mpath in shard_manifests(d):
@@ -90,6 +92,10 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
     first = json.loads(shards[(0, n)].read_text(encoding="utf-8"))
     store.update_manifest(**{k: v for k, v in first.items() if k != "shard"},
                           merged_from=[str(p) for p in shards.values()], num_shards=n)
+    if score is not None:
+        metrics = score(store)
+        write_json_atomic(Path(out_dir) / "merge.json", {"shards": n, "items": len(rows_by_id)})
+        return metrics
     metrics = summarize(store.rows(), benchmarks.get(benchmark).GROUPS)
     counted = set(metrics)
     metrics.update(benchmark=benchmark, model=first.get("model", {}).get("name"),
