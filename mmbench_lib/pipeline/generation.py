@@ -266,7 +266,7 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
     Rerunning with the same ``out_dir`` resumes. ``config.backend`` / ``batch_policy`` choose how the model
     generates (``mmbench_lib.pipeline.backend``). With ``num_shards > 1`` only this shard's items are generated,
     into the shard's own files; the metrics it writes are a preview of its items (the official random fallback
-    is drawn over the whole run), the run's come from ``merge_generation`` after every shard finished.
+    is drawn over the whole run), the run's come from ``merge_sub_runs`` after every shard finished.
     """
     import torch
 

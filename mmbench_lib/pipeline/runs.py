@@ -199,7 +199,7 @@ PATH_ARGS = {"image_root", "video_roots", "frames_root", "cc3m_dir", "seed_bench
 
 
 __all__ = ["RunConfig", "evaluate", "evaluate_ranking", "evaluate_generation", "metrics_from_store", "run_dir",
-           "make_run_id", "load_items", "demo_args", "merge_generation", "loader_args", "NOTEBOOK_PARAMETERS", "per_dimension", "model_settings"]
+           "make_run_id", "load_items", "demo_args", "merge_sub_runs", "loader_args", "NOTEBOOK_PARAMETERS", "per_dimension", "model_settings"]
 
 
 #: the baselines MMMU §4.1 and CMMMU §4.1 report, in table order: Random Choice, Frequent Choice,
@@ -228,12 +228,12 @@ def evaluate_baselines(config: RunConfig, baselines=PAPER_BASELINES) -> dict[str
     return results
 
 
-def merge_generation(out_dir) -> dict[str, dict]:
-    """Merge a sharded generation run ``out_dir`` (``<run>/shards/<k>-of-<n>/<label>/``, one sub-run per
-    baseline as ``evaluate_baselines`` writes them) into ``<run>/<label>/``, sub-run by sub-run: the shards'
-    rows checked and joined by ``shards.merge_runs``, then parsed and scored over all items at once
-    (``generation.score_run``), so the official random fallback is drawn in the same order as in one process.
-    Returns the metrics by label, in the paper's baseline order."""
+def merge_sub_runs(out_dir) -> dict[str, dict]:
+    """Merge a sharded run made of sub-runs ``out_dir`` (``<run>/shards/<k>-of-<n>/<label>/``: notebook 20's one
+    sub-run per baseline, as ``evaluate_baselines`` writes them) into ``<run>/<label>/``, sub-run by sub-run: the
+    shards' rows checked and joined by ``shards.merge_runs``; a generation sub-run is then parsed and scored over
+    all its items at once (``generation.score_run``), so the official random fallback is drawn in the same order
+    as in one process. Returns the metrics by label, in the paper's baseline order."""
     root = Path(out_dir)
     found: dict[str, dict] = {}
     for m in sorted(root.glob(f"{SHARDS}/*/*/manifest.shard-*-of-*.json")):
@@ -242,10 +242,10 @@ def merge_generation(out_dir) -> dict[str, dict]:
         raise ValueError(f"no shard sub-runs (shards/<k>-of-<n>/<label>/manifest.shard-*.json) under {root}")
     order = {b: i for i, b in enumerate(PAPER_BASELINES)}
     results = {}
-    for label in sorted(found, key=lambda k: (order.get(found[k]["config"]["baseline"], len(order)), k)):
+    for label in sorted(found, key=lambda k: (order.get(found[k]["config"].get("baseline"), len(order)), k)):
         config = RunConfig(**{**found[label]["config"], "out_dir": root / label, "shard_index": 0, "num_shards": 1})
-        results[label] = merge_runs(sorted(root.glob(f"{SHARDS}/*/{label}")), root / label, config.benchmark,
-                                    score=lambda store, c=config: _score_merged(c, store))
+        score = (lambda store, c=config: _score_merged(c, store)) if config.protocol == "generation" else None
+        results[label] = merge_runs(sorted(root.glob(f"{SHARDS}/*/{label}")), root / label, config.benchmark, score=score)
     return results
 
 

@@ -51,7 +51,7 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
     every shard 0..N-1 present, every expected item present exactly once (else ValueError naming what
     is wrong). Merging again (after the shards resumed with more items) adds only the rows not merged yet.
     ``score(store)``: the metrics of the merged store for a generation run (parsed and scored over all its
-    items at once, ``pipeline.runs.merge_generation``); by default the ranking summary."""
+    items at once, ``pipeline.runs.merge_sub_runs``); by default the ranking summary."""
     shards, rows_by_id, dupes, expected = {}, {}, [], set()
     for d in map(Path, run_dirs):
         for mpath in shard_manifests(d):
