@@ -10,7 +10,14 @@ count, each after a warm-up, best of ``--repeats``:
 - ``vlm_tiny_llava_336``: the same questions with their images on a random-weight LLaVA (CLIP
   336 px / patch 14: 576 image tokens per image).
 
-For each: questions/second of both, their ratio, exact agreement of the token ids and agreement
+- ``notebook_smollm2``: the path a run of ``notebooks/20_generation.ipynb`` takes with its DEFAULT parameters
+  (``evaluate_generation`` of a ``RunConfig`` built as the notebook builds it: backend ``auto``, ``batch_policy``
+  ``{}``, ``batch_size`` 8, ``max_new_tokens`` 16; the run loop, the store, the official parser), against the
+  same loop with ``backend="hf"`` (one ``generate`` per request) and against the loop shape before the batch
+  policy reached ``RunConfig`` (8 requests per call: ``batch_policy={"requests_per_call": 8}``). The model is
+  loaded once, outside the timings; each run writes a fresh store.
+
+For the first two: questions/second of both, their ratio, exact agreement of the token ids and agreement
 of the answers the official MMMU parser extracts (both must be 1.0), batches and decode work; the
 batched path's time for one new token (``prefill_only_seconds``: prompts, images and prefill, no decode
 step) and ``ceiling_ratio`` = one at a time / that time, the most any batching of the decode steps can
@@ -22,7 +29,7 @@ layers ran on packed weights (``mmbench_lib.models.packed``; packing, once per l
 ``--peer lm-eval`` also times lm-evaluation-harness's ``HFLM.generate_until`` on the same model
 object and prompts at several batch sizes when ``lm_eval`` is importable.
 
-    .venv/bin/python benchmarks/generation_speed.py [--quick] [--threads 1] [--peer lm-eval]
+    .venv/bin/python benchmarks/generation_speed.py [--quick] [--threads 1] [--peer lm-eval] [--workloads notebook]
 """
 from __future__ import annotations
 
@@ -149,6 +156,58 @@ def compare(adapter, items, reqs, repeats: int, loop_batch: int = 0) -> dict:
     }
 
 
+def notebook_run(source: str, limit: int | None, repeats: int, max_new_tokens: int) -> dict:
+    """Notebook 20's default run (the run loop and its store) against one request at a time (see the module doc)."""
+    from mmbench_lib.models import load_adapter
+    from mmbench_lib.pipeline.config import RunConfig
+    from mmbench_lib.pipeline.generation import evaluate_generation
+
+    adapter = load_adapter("smollm2", device="cpu")
+    shapes = {"notebook_default": {}, "one_at_a_time": {"backend": "hf"},
+              "eight_per_call": {"batch_policy": {"requests_per_call": 8}}}
+
+    def run(kw: dict) -> tuple[float, dict, dict]:
+        out = Path(tempfile.mkdtemp(prefix="genspeed_nb_"))
+        config = RunConfig("mmmu", out, **{"source": source, "split": "validation", "model": "smollm2", "baseline": "none",
+                           "max_new_tokens": max_new_tokens, "batch_size": 8, "limit": limit, "device": "cpu",
+                           "progress": False, **kw})
+        t0 = time.perf_counter()
+        metrics = evaluate_generation(config, adapter)
+        took = time.perf_counter() - t0
+        rows = {r["id"]: r for r in map(json.loads, (out / "scored.jsonl").read_text().splitlines())}
+        manifest = json.loads((out / "manifest.json").read_text())
+        return took, rows, {"metrics": metrics, "generation": manifest["model"]["generation"]}
+
+    run({"limit": 2})  # warm-up
+    best: dict = {}
+    for _ in range(repeats):
+        for name, kw in shapes.items():
+            took, rows, info = run(kw)
+            if name not in best or took < best[name][0]:
+                best[name] = (took, rows, info)
+            log(f"  notebook path {name}: {took:.2f} s")
+    n = len(best["notebook_default"][1])
+    default, one, eight = (best[k] for k in ("notebook_default", "one_at_a_time", "eight_per_call"))
+    ids = sorted(default[1])
+    return {
+        "questions": n, "max_new_tokens": max_new_tokens, "call": "pipeline.generation.evaluate_generation(RunConfig "
+        "as notebooks/20_generation.ipynb builds it) with the model loaded once",
+        "notebook_defaults": {"backend": "auto", "batch_policy": {}, "batch_size": 8},
+        "generation_as_recorded": default[2]["generation"],
+        "batched_seconds": round(default[0], 3), "one_at_a_time_seconds": round(one[0], 3),
+        "eight_per_call_seconds": round(eight[0], 3),
+        "batched_qps": round(n / default[0], 3), "one_at_a_time_qps": round(n / one[0], 3),
+        "eight_per_call_qps": round(n / eight[0], 3),
+        "ratio_batched_over_one_at_a_time": round(one[0] / default[0], 3),
+        "ratio_eight_per_call_over_one_at_a_time": round(one[0] / eight[0], 3),
+        "exact_token_agreement": sum(default[1][i]["response"] == one[1][i]["response"] for i in ids) / n,
+        "parsed_answer_agreement": sum(default[1][i]["parsed_pred"] == one[1][i]["parsed_pred"] for i in ids) / n,
+        "accuracy_default": default[2]["metrics"]["overall"]["accuracy"],
+        "accuracy_one_at_a_time": one[2]["metrics"]["overall"]["accuracy"],
+        "load_average_1min": round(os.getloadavg()[0], 2),
+    }
+
+
 def lm_eval_peer(adapter, items, reqs, texts, batch_sizes) -> dict:
     try:
         from lm_eval.api.instance import Instance
@@ -195,6 +254,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--repeats", type=int, default=1, help="timed runs of each path; the best counts")
     ap.add_argument("--peer", choices=["lm-eval"], default=None)
     ap.add_argument("--peer-batch-sizes", default="4,8,16,32")
+    ap.add_argument("--workloads", default="text,image,notebook",
+                    help="comma-separated: text (SmolLM2), image (tiny LLaVA), notebook (notebook 20's default run)")
     ap.add_argument("--loop-batch", type=int, default=0,
                     help="requests per generate call, as the run loop's batch_size (0: all at once)")
     args = ap.parse_args(argv)
@@ -212,6 +273,18 @@ def main(argv=None) -> dict:
         "python": platform.python_version(), "cpu_count": os.cpu_count(),
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()], "workloads": {},
     }
+    wanted = set(args.workloads.split(","))
+    if "notebook" in wanted:
+        from mmbench_lib.demo import make_demo
+
+        source = make_demo(Path(tempfile.mkdtemp(prefix="genspeed_")))["mmmu"]["source"]
+        limit = args.text_questions or (6 if args.quick else None)
+        log(f"notebook workload: notebook 20's default run vs one at a time, {limit or 'all'} MMMU demo questions")
+        result["workloads"]["notebook_smollm2"] = notebook_run(str(source), limit, args.repeats, args.max_new_tokens)
+    if "text" not in wanted and "image" not in wanted:
+        result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+        print(json.dumps(result, indent=1))
+        return result
     items = demo_items(args.text_questions or (6 if args.quick else None))
     log(f"text workload: SmolLM2-135M-Instruct, {len(items)} MMMU demo questions")
     a = load_adapter("smollm2", device="cpu")

@@ -107,7 +107,8 @@ def rows(results: dict[str, dict]) -> list[list[str]]:
                         f"lm-eval {peer.get('lm_eval_version', '?')} loglikelihood {_q(peer.get('qps'))}",
                         _x(w.get("ratio_engine_over_lm_eval")), "", _agree(peer.get("prediction_agreement_with_reference_sum"))])
     gen = results["generation_speed"]["workloads"]
-    names = {"text_smollm2": "SmolLM2-135M, MMMU demo prompts", "vlm_tiny_llava_336": "tiny LLaVA, MMMU demo prompts + images"}
+    names = {"text_smollm2": "SmolLM2-135M, MMMU demo prompts", "vlm_tiny_llava_336": "tiny LLaVA, MMMU demo prompts + images",
+             "notebook_smollm2": "SmolLM2-135M, MMMU demo, notebook 20's run loop with its default parameters"}
     for key, w in gen.items():
         label = f"{names.get(key, key)}, {w.get('max_new_tokens', '?')} new tokens"
         if w.get("ceiling_ratio"):  # one at a time / the batched prefill alone: the most batching can give here

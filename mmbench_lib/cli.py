@@ -161,11 +161,28 @@ def cmd_published(a) -> int:
 RUN_SHORTCUTS = {
     "model": str, "limit": int, "dtype": str, "device": str, "revision": str, "trust_remote_code": bool,
     "device_map": str, "max_memory": str, "benchmark": str, "split": str, "recipe": str,
-    "batch_size": int, "seed": int,
+    "batch_size": int, "seed": int, "backend": str, "batch_policy": str,
 }
 #: shortcuts whose text is parsed (``--device-map auto`` or a YAML dict; ``--max-memory 0=38GiB,cpu=120GiB``)
 PARSED = {"device_map": ("auto | none | '{module: device, ...}'", placement.parse_device_map),
-          "max_memory": ("DEVICE=SIZE[,DEVICE=SIZE]", placement.parse_max_memory)}
+          "max_memory": ("DEVICE=SIZE[,DEVICE=SIZE]", placement.parse_max_memory),
+          "batch_policy": ("'{max_rows: 64, kv_decode: false}' (BatchPolicy fields)", lambda text: parse_policy(text))}
+
+
+def parse_policy(text: str) -> dict:
+    """``--batch-policy`` text: a YAML mapping of ``BatchPolicy`` fields, checked by name, type and value."""
+    import yaml
+
+    from mmbench_lib.models.batching import policy_from
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ValueError(f"not YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping such as '{{max_rows: 64}}', got {text!r}")
+    policy_from(value)
+    return value
 
 
 def shortcut_overrides(a, given: dict) -> dict:

@@ -15,11 +15,12 @@ from pathlib import Path
 from mmbench_lib.core.store import MANIFEST, PREDICTIONS, store_file
 
 
-class ShardCounter:
-    def __init__(self, folder: Path, shard: tuple[int, int]):
-        self.predictions = store_file(folder, PREDICTIONS, shard)
-        self.manifest = store_file(folder, MANIFEST, shard)
-        self._key, self._offset, self._lines, self._total = None, 0, 0, None
+class _LineCounter:
+    """Whole lines of one predictions file, counted incrementally."""
+
+    def __init__(self, path: Path):
+        self.predictions = path
+        self._key, self._offset, self._lines = None, 0, 0
 
     def done(self) -> int:
         try:
@@ -37,14 +38,38 @@ class ShardCounter:
         self._offset += end
         return self._lines
 
+
+class ShardCounter:
+    """Items done and items in one shard: its store, or the stores of its sub-runs (``<shard>/<label>/``,
+    notebook 20's one run per baseline), summed."""
+
+    def __init__(self, folder: Path, shard: tuple[int, int]):
+        self.folder, self.shard = Path(folder), shard
+        self.predictions = store_file(folder, PREDICTIONS, shard)
+        self.manifest = store_file(folder, MANIFEST, shard)
+        self._counters: dict[Path, _LineCounter] = {}
+        self._totals: dict[Path, int] = {}
+
+    def _stores(self) -> list[Path]:
+        subs = sorted(p.parent for p in self.folder.glob(f"*/{self.manifest.name}"))
+        return [self.folder, *subs]
+
+    def done(self) -> int:
+        n = 0
+        for d in self._stores():
+            path = store_file(d, PREDICTIONS, self.shard)
+            n += self._counters.setdefault(path, _LineCounter(path)).done()
+        return n
+
     def total(self) -> int | None:
-        if self._total is None:
-            try:
-                m = json.loads(self.manifest.read_text(encoding="utf-8"))
-                self._total = len(m["shard"]["item_ids"])
-            except (OSError, ValueError, KeyError, TypeError):
-                return None
-        return self._total
+        for d in self._stores():
+            path = store_file(d, MANIFEST, self.shard)
+            if path not in self._totals:
+                try:
+                    self._totals[path] = len(json.loads(path.read_text(encoding="utf-8"))["shard"]["item_ids"])
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue
+        return sum(self._totals.values()) if self._totals else None
 
 
 def _clock(seconds: float) -> str:

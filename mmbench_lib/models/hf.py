@@ -155,8 +155,8 @@ class DecoderOnlyAdapter:
     def generation_mode(self) -> dict:
         if self.batch_unsupported:
             return {"mode": "one request at a time", "reason": self.batch_unsupported}
-        d = {"mode": "batched", **self.generator.policy.describe()}
-        reason = self.kv_decode_reason()
+        d = {"mode": "batched", **self.generator.policy.on(self.device).describe()}
+        reason = self.generator.kv_reason(self)
         if reason is None:
             d["decoder"] = "kv-decode (shared prefix, continuous batching, one forward per step)"
             d.update(self.generator.paths(self))

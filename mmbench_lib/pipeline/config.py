@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mmbench_lib.tasks.base import get_task, task_names
+from mmbench_lib.models.batching import BatchPolicy, policy_from
 from mmbench_lib.models.placement import device_map_problem, max_memory_problem, memory_key
 from mmbench_lib.models.registry import check_spec, rank_problem
 from mmbench_lib.pipeline.baselines import BASELINES
@@ -23,6 +24,15 @@ from mmbench_lib.tasks.recipes import DEFAULT_RECIPE, RECIPES
 
 DTYPES = (None, "auto", "float32", "float16", "bfloat16")
 DEVICE_RE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
+#: generation back-ends (``RunConfig.backend``); "auto" picks from the model spec (``backend_name``)
+BACKENDS = {
+    "hf": "transformers' generate, one request at a time, no padding (the reference)",
+    "batched": "the suite's batched generation under RunConfig.batch_policy (mmbench_lib.models.batching)",
+    "openai": "an OpenAI-compatible server (openai:<model>)",
+    "vllm": "vLLM (vllm:<model>)",
+}
+#: the back-end a spec prefix implies; the in-process back-ends (hf, batched) take any other spec
+SERVED = {"openai:": "openai", "vllm:": "vllm"}
 ENDPOINT_KEYS = {"base_url", "api_key_env", "concurrency", "max_retries", "timeout", "backoff", "max_backoff"}
 
 #: field -> accepted types (``None`` allowed where listed); checked before anything else
@@ -37,6 +47,7 @@ _TYPES: dict[str, tuple] = {
     "clip_pretrained": (str, type(None)), "ocr_lang": (str, type(None)), "ocr_psm": (int, type(None)),
     "endpoint": (dict,), "use_random": (bool,), "retry_failed": (bool,), "progress": (bool,), "parameters": (dict,),
     "rotation": (int,), "permutation_seed": (int, type(None)), "lettered_only": (bool,), "video_input": (str,),
+    "backend": (str,), "batch_policy": (dict,),
 }
 
 
@@ -90,6 +101,10 @@ class RunConfig:
     lettered_only: bool = False  # keep only multiple-choice items answered by letter (implied by the two above)
     # video items: "native" (one clip through the processor's videos=, for families that take video) or "frames"
     video_input: str = "native"
+    # generation back-end (BACKENDS; "auto": from the model spec, else "batched") and, for "batched", the
+    # BatchPolicy fields to change (mmbench_lib.models.batching: max_rows, requests_per_call, kv_decode, ...)
+    backend: str = "auto"
+    batch_policy: dict = field(default_factory=dict)
 
     def __post_init__(self):
         for f in fields(self):
@@ -134,6 +149,7 @@ class RunConfig:
             raise ValueError(f"RunConfig.endpoint: unknown option(s) {sorted(unknown)}; known: {sorted(ENDPOINT_KEYS)}")
         if self.endpoint and not self.model.startswith("openai:"):
             raise ValueError(f"RunConfig.endpoint: endpoint options apply only to openai:<model>, not {self.model!r}")
+        self._check_backend()
         if self.subjects in ("all", [], ()):
             self.subjects = None
         elif isinstance(self.subjects, (str, tuple)):
@@ -160,6 +176,32 @@ class RunConfig:
                 raise ValueError(f"RunConfig.model: {e}") from None
         if self.protocol == "ranking" and not RECIPES[self.recipe].generates and rank_problem(self.model):
             raise ValueError(f"RunConfig.model: {rank_problem(self.model)}")
+
+    def _check_backend(self) -> None:
+        self._known("backend", self.backend, ("auto", *BACKENDS))
+        served = next((b for prefix, b in SERVED.items() if self.model.startswith(prefix)), None)
+        if self.backend != "auto" and served != (self.backend if self.backend in SERVED.values() else None):
+            need = next((p for p, b in SERVED.items() if b == self.backend), None)
+            raise ValueError(f"RunConfig.backend: {self.backend!r} needs a {need}<model> spec, not {self.model!r}" if need
+                             else f"RunConfig.backend: {self.backend!r} runs the model in this process; {self.model!r} "
+                                  f"is served ({served}): use backend 'auto' or {served!r}")
+        try:
+            policy_from(self.batch_policy)
+        except ValueError as e:
+            raise ValueError(f"RunConfig.batch_policy: {e}") from None
+        if self.batch_policy and self.backend_name != "batched":
+            raise ValueError(f"RunConfig.batch_policy: applies to backend 'batched', not {self.backend_name!r}")
+
+    @property
+    def backend_name(self) -> str:
+        """The back-end this run generates with: ``backend``, or for "auto" the spec's server, else "batched"."""
+        if self.backend != "auto":
+            return self.backend
+        return next((b for prefix, b in SERVED.items() if self.model.startswith(prefix)), "batched")
+
+    def policy(self) -> BatchPolicy:
+        """The ``BatchPolicy`` of the batched back-end: its defaults with ``batch_policy`` applied."""
+        return policy_from(self.batch_policy)
 
     @staticmethod
     def _known(name: str, value, known) -> None:

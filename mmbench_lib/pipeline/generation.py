@@ -43,6 +43,7 @@ from mmbench_lib.core.rows import base_row, failed_row, ok_row
 from mmbench_lib.core.store import RunStore
 from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline import rescoring as responses
+from mmbench_lib.pipeline.backend import call_size, with_backend
 from mmbench_lib.pipeline.baselines import BASELINES, FrequentAnswer, RandomAnswer, frequent_table  # noqa: F401
 from mmbench_lib.pipeline.selection import check_same_selection
 from mmbench_lib.pipeline.config import RunConfig
@@ -51,6 +52,7 @@ from mmbench_lib.pipeline.ocr import OCR, insert_ocr
 from mmbench_lib.pipeline.resume import check_same_run, identity
 from mmbench_lib.tasks.base import get_task
 from mmbench_lib.tasks.base import load_items as task_items
+from mmbench_lib.pipeline.shards import select
 
 __all__ = [
     "BASELINES", "RandomAnswer", "FrequentAnswer", "frequent_table", "build_prompt", "generate_items",
@@ -245,7 +247,8 @@ def _answerer(config: RunConfig, items: list[Item], adapter):
         return RandomAnswer(config.seed), None
     if config.baseline == "frequent":
         val_split = task.validation_split
-        val = items if items and items[0].split == val_split and not config.limit and not config.option_settings() else \
+        whole = not config.limit and not config.option_settings() and config.num_shards == 1
+        val = items if items and items[0].split == val_split and whole else \
             load_items(config.benchmark, config.source, val_split, config.subjects, config.cache_dir)
         return FrequentAnswer(frequent_table(val), source=f"{val_split} split of {config.source}"), None
     ocr = None
@@ -263,19 +266,25 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
     ``config.baseline``: ``"none"`` (the model generates), ``"random"``, ``"frequent"`` (validation-split
     answers of the same ``source`` and subjects), or ``"ocr"`` (the model generates from the prompt
     with tesseract text of each image). ``adapter``: an already loaded model for ``none``/``ocr``.
-    Rerunning with the same ``out_dir`` resumes.
+    Rerunning with the same ``out_dir`` resumes. ``config.backend`` / ``batch_policy`` choose how the model
+    generates (``mmbench_lib.pipeline.backend``). With ``num_shards > 1`` only this shard's items are generated,
+    into the shard's own files; the metrics it writes are a preview of its items (the official random fallback
+    is drawn over the whole run), the run's come from ``merge_sub_runs`` after every shard finished.
     """
     import torch
 
     torch.manual_seed(config.seed)
     benchmark, baseline, task = config.benchmark, config.baseline, get_task(config.benchmark)
     items = config.select(load_items(benchmark, config.source, config.split, config.subjects, config.cache_dir))
+    items = select(items, config.shard_index, config.num_shards)
     adapter, ocr = _answerer(config, items, adapter)
-    store = RunStore(config.out_dir)
+    adapter = with_backend(adapter, config)
+    sharded = config.num_shards > 1
+    store = RunStore(config.out_dir, shard=(config.shard_index, config.num_shards) if sharded else None)
     described = adapter.describe()
     name = described.get("name", described.get("adapter"))
     generation = {"baseline": baseline, "max_new_tokens": config.max_new_tokens, "do_sample": False,
-                  "chat_template": True, "model": name}
+                  "chat_template": True, "model": name, "backend": config.backend_name}
     check_same_run(store, identity({"benchmark": benchmark, "model": described, "generation": generation,
                                     "options": config.option_settings()}))
     if store.rows():
@@ -284,15 +293,20 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
         **manifest.base_manifest(config.parameters, config.seed), benchmark=benchmark, split=config.split,
         source=str(config.source), subjects=config.subjects, n_items=len(items), model=described,
         generation=generation,
+        shard={"index": config.shard_index, "count": config.num_shards, "item_ids": [it.id for it in items]}
+        if sharded else None,
         ocr=ocr.describe() if ocr else None, deviations=task.deviations, options=config.option_settings(),
         config=config.to_dict(),
     )
-    generate_items(items, adapter, store, max_new_tokens=config.max_new_tokens, batch_size=config.batch_size, ocr=ocr,
+    generate_items(items, adapter, store, max_new_tokens=config.max_new_tokens, batch_size=call_size(adapter, config), ocr=ocr,
                    retry_failed=config.retry_failed, progress=config.progress,
                    label=f"{benchmark} {label_for(config.model, baseline)}")
     _rows, metrics = score_run(items, store, use_random=config.use_random)
     metrics.update(model=name, baseline=baseline, label=label_for(config.model, baseline),
                    max_new_tokens=config.max_new_tokens)
+    if sharded:
+        metrics["shard"] = {"index": config.shard_index, "count": config.num_shards,
+                            "note": "this shard's items only; the run's metrics come from the merge"}
     if ocr is not None:
         metrics["ocr"] = {**ocr.describe(), "tesseract_calls_this_run": ocr.calls}
     store.write_metrics(metrics)

@@ -1,6 +1,7 @@
 """Run directories under ``outputs/``, the one entry point ``evaluate(config)`` and notebook plumbing."""
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,15 +13,16 @@ from mmbench_lib.core.metrics import per_dimension, summarize
 from mmbench_lib.models import load_adapter
 from mmbench_lib.tasks.recipes import Recipe, get_recipe
 from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder  # noqa: F401 - re-exported
-from mmbench_lib.core.store import RunStore, shard_dir
+from mmbench_lib.core.store import METRICS, SHARDS, RunStore, shard_dir, store_file, write_json_atomic
 from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.pipeline.generation import evaluate_generation, label_for
 from mmbench_lib.pipeline.ocr import OCRUnavailable
 from mmbench_lib.pipeline.resume import check_same_run, identity
 from mmbench_lib.pipeline.selection import check_same_selection
-from mmbench_lib.pipeline.shards import select
+from mmbench_lib.pipeline.shards import merge_runs, select
 from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.tasks.base import load_items as task_items
+from mmbench_lib.pipeline.backend import call_size, with_backend
 
 
 def run_dir(run_id: str | None = None, label: str = "run", shard: tuple[int, int] | None = None) -> Path:
@@ -94,7 +96,8 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
         options=c.option_settings(), config=c.to_dict(), video_input=video,
     )
     if recipe.generates:
-        generate_letters(items, adapter, store, recipe, max_new_tokens=c.max_new_tokens, batch_size=c.batch_size,
+        adapter = with_backend(adapter, c)
+        generate_letters(items, adapter, store, recipe, max_new_tokens=c.max_new_tokens, batch_size=call_size(adapter, c),
                          retry_failed=c.retry_failed, progress=c.progress)
     else:
         rank_items(items, adapter, store, recipe, batch_size=c.batch_size, retry_failed=c.retry_failed,
@@ -163,7 +166,7 @@ def loader_args(benchmark: str, annotation_file: str = "", demo: dict | None = N
 
 
 __all__ = ["RunConfig", "evaluate", "evaluate_ranking", "evaluate_generation", "metrics_from_store", "run_dir",
-           "make_run_id", "load_items", "demo_args", "loader_args", "NOTEBOOK_PARAMETERS", "per_dimension", "model_settings"]
+           "make_run_id", "load_items", "demo_args", "merge_sub_runs", "loader_args", "NOTEBOOK_PARAMETERS", "per_dimension", "model_settings"]
 
 
 #: the baselines MMMU §4.1 and CMMMU §4.1 report, in table order: Random Choice, Frequent Choice,
@@ -186,4 +189,39 @@ def evaluate_baselines(config: RunConfig, baselines=PAPER_BASELINES) -> dict[str
             results[label] = evaluate(one, llm if b in needs_model else None)
         except OCRUnavailable as e:
             print(f"skipped {label}: {e}")
+    if config.num_shards > 1:  # the shard's end (the launcher's mark of a finished shard): its sub-runs' counts
+        shard = (config.shard_index, config.num_shards)
+        write_json_atomic(store_file(config.out_dir, METRICS, shard), {"sub_runs": {k: m["counts"] for k, m in results.items()}})
     return results
+
+
+def merge_sub_runs(out_dir) -> dict[str, dict]:
+    """Merge a sharded run made of sub-runs ``out_dir`` (``<run>/shards/<k>-of-<n>/<label>/``: notebook 20's one
+    sub-run per baseline, as ``evaluate_baselines`` writes them) into ``<run>/<label>/``, sub-run by sub-run: the
+    shards' rows checked and joined by ``shards.merge_runs``; a generation sub-run is then parsed and scored over
+    all its items at once (``generation.score_run``), so the official random fallback is drawn in the same order
+    as in one process. Returns the metrics by label, in the paper's baseline order."""
+    root = Path(out_dir)
+    found: dict[str, dict] = {}
+    for m in sorted(root.glob(f"{SHARDS}/*/*/manifest.shard-*-of-*.json")):
+        found.setdefault(m.parent.name, json.loads(m.read_text(encoding="utf-8")))
+    if not found:
+        raise ValueError(f"no shard sub-runs (shards/<k>-of-<n>/<label>/manifest.shard-*.json) under {root}")
+    order = {b: i for i, b in enumerate(PAPER_BASELINES)}
+    results = {}
+    for label in sorted(found, key=lambda k: (order.get(found[k]["config"].get("baseline"), len(order)), k)):
+        config = RunConfig(**{**found[label]["config"], "out_dir": root / label, "shard_index": 0, "num_shards": 1})
+        score = (lambda store, c=config: _score_merged(c, store)) if config.protocol == "generation" else None
+        results[label] = merge_runs(sorted(root.glob(f"{SHARDS}/*/{label}")), root / label, config.benchmark, score=score)
+    return results
+
+
+def _score_merged(config: RunConfig, store: RunStore) -> dict:
+    from mmbench_lib.pipeline.generation import load_items as generation_items, score_run
+
+    items = config.select(generation_items(config.benchmark, config.source, config.split, config.subjects, config.cache_dir))
+    _rows, metrics = score_run(items, store, use_random=config.use_random)
+    metrics.update(model=(store.manifest().get("generation") or {}).get("model"), baseline=config.baseline,
+                   label=label_for(config.model, config.baseline), max_new_tokens=config.max_new_tokens)
+    store.write_metrics(metrics)
+    return metrics

@@ -103,14 +103,16 @@ def recorded_benchmark(run_dir) -> str | None:
     return None
 
 
-def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
+def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> dict:
     """Merge the shard files found in ``run_dirs`` (and their ``shards/*/`` folders) into ``out_dir``:
     every shard 0..N-1 present, every expected item present exactly once (else ValueError naming what
     is wrong). Merging again (after the shards resumed with more items) adds only the rows not merged yet.
 
     Every shard must carry the fingerprint of shard 0 (:func:`fingerprint`): shards of another model,
     recipe, selection, data or split are refused naming the field; ``benchmark`` (``--benchmark``) must
-    be the shards' own. Empty shards (more shards than items) are legal."""
+    be the shards' own. Empty shards (more shards than items) are legal.
+    ``score(store)``: the metrics of the merged store for a generation run (parsed and scored over all its
+    items at once, ``pipeline.runs.merge_sub_runs``); by default the ranking summary."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out}: a file, not a folder (the merge writes predictions, manifest and metrics there)")
@@ -178,6 +180,10 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
     first = json.loads(shards[(0, n)].read_text(encoding="utf-8"))
     store.update_manifest(**{k: v for k, v in first.items() if k != "shard"},
                           merged_from=[str(p) for p in shards.values()], num_shards=n)
+    if score is not None:
+        metrics = score(store)
+        write_json_atomic(Path(out_dir) / "merge.json", {"shards": n, "items": len(rows_by_id)})
+        return metrics
     metrics = summarize(store.rows(), get_task(benchmark).groups)
     counted = set(metrics)
     metrics.update(benchmark=benchmark, model=first.get("model", {}).get("name"),

@@ -54,8 +54,8 @@ def test_slurm_launcher_off_a_cluster_is_one_line(monkeypatch, tmp_path, capsys)
 
 
 @pytest.mark.parametrize("args, message", [
-    (["notebooks/20_generation.ipynb", "--shards", "2"],
-     "20_generation.ipynb cannot be sharded: it has no parameter(s) ['shard_index', 'num_shards', 'merge_shards']"),
+    (["notebooks/30_error_analysis.ipynb", "--shards", "2"],
+     "30_error_analysis.ipynb cannot be sharded: it has no parameter(s) ['shard_index', 'num_shards', 'merge_shards']"),
     (["notebooks/10_seed_bench.ipynb", "--shards", "1"], "--shards 1: must be >= 2"),
     (["notebooks/10_seed_bench.ipynb", "--shards", "2", "-p", "shard_index", "1"],
      "--shards sets ['shard_index'] itself"),
