@@ -470,8 +470,8 @@ def _score_gold_jsonl(responses, answers=None, questions=None, **kw):
 
 #: ``Task.official_output`` -> what ``--responses`` and ``--answers`` are in that format (for ``--help``)
 FORMAT_HELP = {
-    "subject-folders": ("DIR/<Subject>/output.json", "the test split's answer_dict_test.json of the MMMU repository "
-                        "(optional: the other splits' gold answers are in output.json)"),
+    "subject-folders": ("DIR/<Subject>/output.json", "the test split's answer dict (answer_dict_test.json of the official repository; "
+                        "optional: the other splits' gold answers are in output.json)"),
     "responses-and-gold-jsonl": ("a JSONL file or folder of {id, type, response} rows",
                                  "gold rows {id, type, answer} (a file or the split's data folder)"),
 }
