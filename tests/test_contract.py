@@ -47,8 +47,10 @@ def test_every_registered_task_satisfies_the_contract(name):
     if t.protocol == "generation":
         assert isinstance(t, GenerationTask) and t.ocr_lang and t.parser is not None
         assert t.validation_split in t.splits
-    else:
-        assert t.prompt is not None
+    else:  # what a ranking task hands the notebooks are loader arguments
+        loader = set(t.data_parameters())
+        assert set(t.path_parameters) <= loader and set(t.demo_filters) <= loader
+        assert all(isinstance(v, tuple) and v for v in t.parameter_choices.values())
 
 
 def test_variant_is_a_subclass_sharing_the_base_behaviour():

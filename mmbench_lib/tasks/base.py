@@ -32,7 +32,8 @@ data
     arguments the task's loader takes (recorded as they are in the manifest, so a reader can load the
     same items again). :meth:`run_args` (a ``RunConfig``), :meth:`manifest_args` (a manifest) and
     :meth:`demo_args` (the paths ``mmbench make-demo`` returns) build ``args``. ``hub_id``: the hub
-    dataset a ``source`` defaults to. ``demo_source_key``: the key of the demo paths that names the data
+    dataset a ``source`` defaults to. The demo builder: ``mmbench_lib.demo.make_demo`` writes each task's
+    demo set under its ``name`` in the official layout; ``demo_args`` turns those paths into ``args``. ``demo_source_key``: the key of the demo paths that names the data
     folder (``source``/``root`` of notebook 20). ``path_parameters``: the loader arguments that name files
     or folders (or dicts of them), resolved from the repository root and checked to exist;
     :meth:`data_parameters`: every argument the loader takes.
