@@ -39,10 +39,8 @@ from mmbench_lib import published
 from mmbench_lib.paper import ours as ours_mod
 from mmbench_lib.analysis import tables as tables_mod  # noqa: E402
 from mmbench_lib.pipeline import runs as runs_mod  # noqa: E402
-from mmbench_lib.tasks import seed1 as seed1_mod, seed2 as seed2_mod  # noqa: E402
 from mmbench_lib.paper.ours import Column, every, field_in, group, has_tag  # noqa: E402
-from mmbench_lib.tasks import mmmu as mmmu_mod
-from mmbench_lib.tasks.base import all_tasks
+from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.core.uncertainty import compare_runs
 from mmbench_lib.analysis import plots
 from mmbench_lib.paper import figures
@@ -82,11 +80,11 @@ QUESTION_TYPE_COLUMNS = {
 
 def seed2_columns() -> dict[str, Column]:
     """Table 2's averages: plain means of dimension accuracies (source note)."""
-    return {f"{p}_acc": group(f"{p}_acc", seed2_mod.GROUPS[g], "dim_mean") for p, g, _ in SEED2_LEVELS}
+    return {f"{p}_acc": group(f"{p}_acc", get_task(owner("seed2_table2")).groups[g], "dim_mean") for p, g, _ in SEED2_LEVELS}
 
 
 def seed1_columns(average: str = "micro") -> dict[str, Column]:
-    return {f"{p}_acc": group(f"{p}_acc", seed1_mod.GROUPS[g], average) for p, g, _ in SEED1_GROUPS}
+    return {f"{p}_acc": group(f"{p}_acc", get_task(owner("seed1_table3")).groups[g], average) for p, g, _ in SEED1_GROUPS}
 
 
 def resolve_run(path) -> Path:
@@ -377,7 +375,8 @@ def mmmu_subject_table(name: str, runs=None) -> pd.DataFrame:
     the run's split, each subject from the run's item rows, with bootstrap intervals."""
 
     discipline = MMMU_SUBJECT_TABLES[name]
-    subjects = {_subject_column(s): s for s in mmmu_mod.DISCIPLINES[discipline]}
+    task = get_task(owner(name))
+    subjects = {_subject_column(task.dimensions[i][0]): task.dimensions[i][0] for i in task.groups[discipline]}
     pub = published.load(name)
     missing = set(subjects) - set(pub.columns)
     if missing:

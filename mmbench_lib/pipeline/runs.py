@@ -11,7 +11,7 @@ from mmbench_lib.pipeline.letters import generate_letters
 from mmbench_lib.pipeline.ranking import rank_items, set_video_input
 from mmbench_lib.core.metrics import per_dimension, summarize
 from mmbench_lib.models import load_adapter
-from mmbench_lib.tasks.recipes import Recipe, get_recipe
+from mmbench_lib.tasks.recipes import get_recipe
 from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder  # noqa: F401 - re-exported
 from mmbench_lib.core.store import METRICS, SHARDS, RunStore, shard_dir, store_file, write_json_atomic
 from mmbench_lib.pipeline.config import RunConfig
