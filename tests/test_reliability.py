@@ -817,3 +817,30 @@ def test_negative_segment_fails_blind_and_vision_alike(demo, tmp_path):
     rows = {r["id"]: r for r in rank_items(items, RandomChoice(), RunStore(tmp_path / "run"), get_recipe("seed1-ppl"),
                                            progress=False).rows()}
     assert rows[it.id]["status"] == "failed" and "negative bound" in rows[it.id]["error"]
+
+
+def test_blind_ids_are_checked_before_the_run_and_against_the_run(demo, tmp_path, monkeypatch):
+    """Probe: a malformed blind_ids file was found after every item was scored; ids all unknown, or made on
+    another split, were accepted without a word."""
+    from mmbench_lib.analysis.subsets import vision_required, write_blind_ids
+    from mmbench_lib.pipeline.config import RunConfig
+    from mmbench_lib.runner import ParameterError, prepare_run
+
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path / "out"))
+    bad = tmp_path / "blind_solvable.json"
+    bad.write_text("{not json")
+    with pytest.raises(ParameterError, match="parameter blind_ids: .*not valid JSON"):
+        prepare_run(NB10, overrides={"model": "random", "blind_ids": str(bad)}, run_id="b")
+    assert not (tmp_path / "out" / "b").exists()
+    other = write_blind_ids(tmp_path / "mmmu.json", "mmmu", ["validation_Math_1"], split="validation")
+    with pytest.raises(ParameterError, match="holds ids of 'mmmu', this run is 'seed'"):
+        prepare_run(NB10, overrides={"model": "random", "benchmark": "seed", "blind_ids": str(other)}, run_id="b")
+    run = tmp_path / "run"
+    runs.evaluate(RunConfig("seed", run, data=runs.demo_args("seed", demo), model="random", limit=4, progress=False))
+    unknown = write_blind_ids(tmp_path / "u.json", "seed", ["no-such-id"])
+    with pytest.raises(ValueError, match="none of its 1 blind-solvable ids is an item of run"):
+        vision_required(run, unknown)
+    ids = [json.loads(x)["id"] for x in (run / "predictions.jsonl").read_text().splitlines()][:2]
+    with pytest.raises(ValueError, match="ids of split 'validation'"):
+        vision_required(run, write_blind_ids(tmp_path / "s.json", "seed", ids, split="validation"))
+    assert vision_required(run, write_blind_ids(tmp_path / "ok.json", "seed", ids))["blind_solvable_in_run"] == 2
