@@ -362,6 +362,8 @@ def notebook_failure(error: BaseException, notebook: Path, kept: Path) -> Notebo
         cause = f"{ename}: {error.evalue}"
     elif type(error).__name__ in ("DeadKernelError", "CellTimeoutError"):
         cell, cause = "a cell", f"{type(error).__name__}: {error}"
+    elif isinstance(error, RuntimeError) and "kernel" in str(error).lower():  # jupyter_client: died while starting
+        cell, cause = "its start", f"the kernel died ({error}); the same command resumes from the stores"
     else:
         return None
     cause = " ".join(cause.split())

@@ -844,3 +844,23 @@ def test_blind_ids_are_checked_before_the_run_and_against_the_run(demo, tmp_path
     with pytest.raises(ValueError, match="ids of split 'validation'"):
         vision_required(run, write_blind_ids(tmp_path / "s.json", "seed", ids, split="validation"))
     assert vision_required(run, write_blind_ids(tmp_path / "ok.json", "seed", ids))["blind_solvable_in_run"] == 2
+
+
+def test_a_kernel_dying_at_start_is_one_line():
+    """Found by benchmarks/fault_injection.py: the merge's kernel killed while starting was a RuntimeError traceback."""
+    from mmbench_lib.runner import notebook_failure
+
+    failure = notebook_failure(RuntimeError("Kernel died before replying to kernel_info"), NB10, Path("x.ipynb"))
+    assert failure is not None and "failed in its start: the kernel died" in str(failure)
+    assert notebook_failure(RuntimeError("something else"), NB10, Path("x.ipynb")) is None
+
+
+def test_more_shards_than_items_run_and_merge_through_the_notebook(demo_dir, outputs):
+    """Probe: empty shards failed three times with KeyError 'dimension_id', then "not merged" forever."""
+    from mmbench_lib.runner import run_notebook
+
+    params = {"benchmark": "seed", "model": "random", "limit": 1, "data_dir": str(demo_dir), "dimensions": [1]}
+    for k in range(3):
+        run_notebook(NB10, None, {**params, "shard_index": k, "num_shards": 3}, run_id="e", progress=False)
+    folder = run_notebook(NB10, None, {**params, "num_shards": 3, "merge_shards": True}, run_id="e", progress=False)
+    assert json.loads((folder / "merge.json").read_text()) == {"shards": 3, "items": 1}
