@@ -25,6 +25,7 @@ from pathlib import Path
 import yaml
 
 from mmbench_lib.analysis.results import write_results
+from mmbench_lib.analysis.subsets import _benchmark as same_benchmark, read_blind_ids
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.core.paths import check_outputs_root, make_run_id, run_folder, validate_run_id
 from mmbench_lib.core.progress import ENV as PROGRESS_ENV
@@ -247,6 +248,15 @@ def check_param_values(notebook: str, params: dict, known: dict) -> None:
         check_values(values, notebook_protocol(known))
     except BadValue as e:
         raise ParameterError(f"{notebook}: parameter {e.name}={values.get(e.name)!r}: {e}") from None
+    if values.get("blind_ids"):  # read before any item is scored, not after
+        try:
+            blind = read_blind_ids(values["blind_ids"])
+        except ValueError as e:
+            raise ParameterError(f"{notebook}: parameter blind_ids: {e}") from None
+        bench = values.get("benchmark")
+        if isinstance(bench, str) and same_benchmark(blind["benchmark"]) != same_benchmark(bench):
+            raise ParameterError(f"{notebook}: parameter blind_ids: {blind['path']} holds ids of {blind['benchmark']!r}, "
+                                 f"this run is {bench!r}")
 
 
 #: parameters that decide what a run computes: a run folder holding predictions keeps its values
@@ -373,6 +383,8 @@ def notebook_failure(error: BaseException, notebook: Path, kept: Path) -> Notebo
         cause = f"{ename}: {error.evalue}"
     elif type(error).__name__ in ("DeadKernelError", "CellTimeoutError"):
         cell, cause = "a cell", f"{type(error).__name__}: {error}"
+    elif isinstance(error, RuntimeError) and "kernel" in str(error).lower():  # jupyter_client: died while starting
+        cell, cause = "its start", f"the kernel died ({error}); the same command resumes from the stores"
     else:
         return None
     cause = " ".join(cause.split())

@@ -742,3 +742,125 @@ def test_rescoring_out_naming_a_file_is_refused_before_any_work(tmp_path, capsys
     assert main(["score-responses", "--benchmark", "mmmu", "--responses", str(tmp_path / "nothing"),
                  "--out", str(tmp_path / "f" / "sub")]) == 2
     assert "is a file, not a folder" in capsys.readouterr().err  # refused before the missing responses are read
+
+
+# --- loaders: refused with the reason, or marked per item on request (issue 27 §5) -----------------------------
+
+def test_identical_choices_are_refused_or_marked_on_request(demo, tmp_path, monkeypatch):
+    """Probe: two identical choices loaded silently (content ranking can never pick the second copy)."""
+    d = demo["seed"]
+    bad = _rewrite(d["annotation_file"], tmp_path / "SEED-Bench.json", lambda qs: qs[0].update(choice_c=qs[0]["choice_a"]))
+    qid = json.loads(bad.read_text())["questions"][0]["question_id"]
+    with pytest.raises(DataError, match="options A and C are identical.*MMBENCH_KEEP_GOING=1") as e:
+        seed1.load(bad, d["image_root"], d["video_roots"])
+    assert e.value.field == "choices" and e.value.item_id == qid and e.value.path == str(bad)
+    monkeypatch.setenv("MMBENCH_KEEP_GOING", "1")
+    items = seed1.load(bad, d["image_root"], d["video_roots"])
+    assert len(items) == 36
+    rows = {r["id"]: r for r in rank_items(items[:3], RandomChoice(), RunStore(tmp_path / "run"), get_recipe("seed1-ppl"),
+                                           progress=False).rows()}
+    assert rows[qid]["status"] == "failed" and "options A and C are identical" in rows[qid]["error"]
+
+
+def test_seed2_one_frame_video_is_refused(demo, tmp_path):
+    """Probe: a SEED-2 video dimension given one frame was a one-frame "video"."""
+    d = demo["seed2"]
+    src = json.loads(Path(d["annotation_file"]).read_text())
+    vid = next(q for q in src["questions"] if seed2.DIMENSIONS[q["question_type_id"]][1] == seed2.VIDEO)
+    bad = _rewrite(d["annotation_file"], tmp_path / "v2.json",
+                   lambda qs: next(x for x in qs if x["question_id"] == vid["question_id"]).update(data_id=vid["data_id"][:1]))
+    with pytest.raises(DataError, match="a video question needs its frames.*got 1") as e:
+        seed2.load(bad, d["cc3m_dir"], d["seed_bench_v2_dir"], level="L3")
+    assert e.value.field == "data_id" and e.value.item_id == vid["question_id"]
+
+
+def test_non_utf8_annotation_file_is_named(demo, tmp_path):
+    """Probe: non-UTF-8 files gave a one-line error that did not name the file."""
+    bad = tmp_path / "SEED-Bench.json"
+    bad.write_bytes(Path(demo["seed"]["annotation_file"]).read_bytes().replace(b'"questions"', b'"questions\xff"', 1))
+    with pytest.raises(DataError, match=r"line \d+: not UTF-8 \(byte 0xff\)") as e:
+        seed1.load(bad, demo["seed"]["image_root"])
+    assert str(bad) in str(e.value)
+
+
+def test_cmmmu_dict_id_is_refused_not_stringified(demo, tmp_path):
+    """Probe: a dict id became the string "{'a': 1}"."""
+    src = Path(demo["cmmmu"]["root"]) / "cmmmu-data-val" / "business"
+    shutil.copytree(src, tmp_path / "cmmmu-data-val" / "business")
+    f = tmp_path / "cmmmu-data-val" / "business" / "business.jsonl"
+    lines = f.read_text(encoding="utf-8").splitlines()
+    rec = json.loads(lines[0])
+    rec["id"] = {"a": 1}
+    f.write_text("\n".join([json.dumps(rec, ensure_ascii=False), *lines[1:]]) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match="an id is a string or an integer, got dict") as e:
+        cmmmu.load(tmp_path, split="val", categories=["business"])
+    assert str(f) in str(e.value) and e.value.field == "id"
+
+
+def test_negative_segment_fails_blind_and_vision_alike(demo, tmp_path):
+    """Probe: a negative segment passed the blind model's media check and failed the VLM's decoding with '-97'.
+    Now the loader marks it; the blind path (``check_media``) and the vision path (``load_visual_inputs``) refuse
+    it with the same reason, so both runs score the same item set."""
+    d = demo["seed"]
+    src = json.loads(Path(d["annotation_file"]).read_text())
+    q = next(q for q in src["questions"] if q["question_type_id"] == 11)
+    bad = _rewrite(d["annotation_file"], tmp_path / "SEED-Bench.json",
+                   lambda qs: next(x for x in qs if x["question_id"] == q["question_id"]).update(segment=[-100, -97]))
+    items = seed1.load(bad, d["image_root"], d["video_roots"], dimensions=[11])
+    it = next(i for i in items if i.id == q["question_id"])
+    reasons = []
+    for check in (check_media, load_visual_inputs):
+        with pytest.raises(MediaError) as e:
+            check(it)
+        reasons.append(str(e.value))
+    assert reasons[0] == reasons[1] and "negative bound in [-100, -97]" in reasons[0]
+    rows = {r["id"]: r for r in rank_items(items, RandomChoice(), RunStore(tmp_path / "run"), get_recipe("seed1-ppl"),
+                                           progress=False).rows()}
+    assert rows[it.id]["status"] == "failed" and "negative bound" in rows[it.id]["error"]
+
+
+def test_blind_ids_are_checked_before_the_run_and_against_the_run(demo, tmp_path, monkeypatch):
+    """Probe: a malformed blind_ids file was found after every item was scored; ids all unknown, or made on
+    another split, were accepted without a word."""
+    from mmbench_lib.analysis.subsets import vision_required, write_blind_ids
+    from mmbench_lib.pipeline.config import RunConfig
+    from mmbench_lib.runner import ParameterError, prepare_run
+
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path / "out"))
+    bad = tmp_path / "blind_solvable.json"
+    bad.write_text("{not json")
+    with pytest.raises(ParameterError, match="parameter blind_ids: .*not valid JSON"):
+        prepare_run(NB10, overrides={"model": "random", "blind_ids": str(bad)}, run_id="b")
+    assert not (tmp_path / "out" / "b").exists()
+    other = write_blind_ids(tmp_path / "mmmu.json", "mmmu", ["validation_Math_1"], split="validation")
+    with pytest.raises(ParameterError, match="holds ids of 'mmmu', this run is 'seed'"):
+        prepare_run(NB10, overrides={"model": "random", "benchmark": "seed", "blind_ids": str(other)}, run_id="b")
+    run = tmp_path / "run"
+    runs.evaluate(RunConfig("seed", run, data=runs.demo_args("seed", demo), model="random", limit=4, progress=False))
+    unknown = write_blind_ids(tmp_path / "u.json", "seed", ["no-such-id"])
+    with pytest.raises(ValueError, match="none of its 1 blind-solvable ids is an item of run"):
+        vision_required(run, unknown)
+    ids = [json.loads(x)["id"] for x in (run / "predictions.jsonl").read_text().splitlines()][:2]
+    with pytest.raises(ValueError, match="ids of split 'validation'"):
+        vision_required(run, write_blind_ids(tmp_path / "s.json", "seed", ids, split="validation"))
+    assert vision_required(run, write_blind_ids(tmp_path / "ok.json", "seed", ids))["blind_solvable_in_run"] == 2
+
+
+def test_a_kernel_dying_at_start_is_one_line():
+    """Found by benchmarks/fault_injection.py: the merge's kernel killed while starting was a RuntimeError traceback."""
+    from mmbench_lib.runner import notebook_failure
+
+    failure = notebook_failure(RuntimeError("Kernel died before replying to kernel_info"), NB10, Path("x.ipynb"))
+    assert failure is not None and "failed in its start: the kernel died" in str(failure)
+    assert notebook_failure(RuntimeError("something else"), NB10, Path("x.ipynb")) is None
+
+
+def test_more_shards_than_items_run_and_merge_through_the_notebook(demo_dir, outputs):
+    """Probe: empty shards failed three times with KeyError 'dimension_id', then "not merged" forever."""
+    from mmbench_lib.runner import run_notebook
+
+    params = {"benchmark": "seed", "model": "random", "limit": 1, "data_dir": str(demo_dir), "dimensions": [1]}
+    for k in range(3):
+        run_notebook(NB10, None, {**params, "shard_index": k, "num_shards": 3}, run_id="e", progress=False)
+    folder = run_notebook(NB10, None, {**params, "num_shards": 3, "merge_shards": True}, run_id="e", progress=False)
+    assert json.loads((folder / "merge.json").read_text()) == {"shards": 3, "items": 1}

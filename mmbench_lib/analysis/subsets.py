@@ -105,7 +105,14 @@ def vision_required(run, blind) -> dict:
     bench = _benchmark(df["benchmark"].dropna().iloc[0] if df["benchmark"].notna().any() else run.benchmark)
     if bench != _benchmark(blind["benchmark"]):
         raise ValueError(f"{blind['path']}: blind-solvable ids of {blind['benchmark']!r}, but run {run.key} is {bench!r}")
+    splits = sorted({str(x) for x in df["split"].dropna().unique()}) if "split" in df else []
+    if blind.get("split") and splits and blind["split"] not in splits:
+        raise ValueError(f"{blind['path']}: blind-solvable ids of split {blind['split']!r}, but run {run.key} is on "
+                         f"{splits}: ids of another split would flag unrelated items")
     flagged = df["id"].isin(set(blind["ids"]))
+    if blind["ids"] and not flagged.any():
+        raise ValueError(f"{blind['path']}: none of its {len(blind['ids'])} blind-solvable ids is an item of run "
+                         f"{run.key} (e.g. {blind['ids'][0]!r}); made on other data?")
     parts = {"all": df, "vision_required": df[~flagged], "blind_solvable": df[flagged]}
     per_dim = {}
     for dim, g in df.groupby("dimension", sort=False):

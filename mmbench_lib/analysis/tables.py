@@ -11,7 +11,9 @@ def dimension_table(runs: dict[str, dict]):
     cols = {}
     base = None
     for label, m in runs.items():
-        df = pd.DataFrame(m["per_dimension"]).set_index(["dimension_id", "dimension"])
+        df = pd.DataFrame(m["per_dimension"], columns=None if m["per_dimension"] else
+                          ["dimension_id", "dimension", "n", "accuracy", "random_expected"])  # an empty shard
+        df = df.set_index(["dimension_id", "dimension"])
         cols[label] = 100 * df["accuracy"].astype(float)  # metrics hold fractions; the table shows percent
         base = df if base is None else base
     table = pd.DataFrame(cols)

@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from mmbench_lib.core.items import DataError
+from mmbench_lib.core.items import DataError, read_utf8
 from mmbench_lib.core.paths import PathEscape, inside
 
 
@@ -15,8 +15,7 @@ def read_json(path: str | os.PathLike) -> object:
     if not path.is_file():
         raise DataError(str(path), "annotation file not found")
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        return json.loads(read_utf8(path))  # not UTF-8: DataError naming the file and line
     except json.JSONDecodeError as e:
         raise DataError(str(path), f"not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
 
@@ -72,6 +71,36 @@ def choices_abcd(q: dict, path, item_id) -> list[str]:
     if extra:
         raise DataError(str(path), f"unexpected extra choice(s) {extra}; this benchmark has exactly 4 (A-D)", item_id, extra[0])
     return out
+
+
+#: ``MMBENCH_KEEP_GOING=1``: an item a loader would refuse (identical choices, a one-frame video) is kept
+#: and marked failed with the reason instead, so the rest of the file can run
+KEEP_GOING_ENV = "MMBENCH_KEEP_GOING"
+
+
+def keep_going() -> bool:
+    return os.environ.get(KEEP_GOING_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def refuse_or_mark(item, path, field: str, why: str) -> None:
+    """An item that cannot be scored as given: ``DataError`` naming file, item and field, or, with
+    ``MMBENCH_KEEP_GOING=1``, the item kept and failed with the reason (blind and vision runs alike: it
+    is the item's ``media_error``, checked before any model call)."""
+    if not keep_going():
+        raise DataError(str(path), f"{why} (set {KEEP_GOING_ENV}=1 to keep going with the item marked failed)",
+                        item.id, field)
+    item.meta.setdefault("media_error", f"{field}: {why}")
+
+
+def duplicate_choices(choices: list[str]) -> str | None:
+    """Why identical options cannot be ranked (content ranking scores both copies alike, so the
+    second can never be chosen), or ``None``."""
+    first: dict[str, int] = {}
+    for i, c in enumerate(choices):
+        if c in first:
+            return f"options {'ABCD'[first[c]]} and {'ABCD'[i]} are identical ({c!r}): ranking can never pick the second"
+        first[c] = i
+    return None
 
 
 def file_sha256(path: str | os.PathLike) -> str:

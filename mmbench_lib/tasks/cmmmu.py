@@ -150,6 +150,8 @@ def _check_record(rec, path, where: str, category: str) -> None:
         raise DataError(str(path), f"{where}: expected a JSON object, got {type(rec).__name__}")
     if rec.get("id") in (None, ""):
         raise DataError(str(path), f"{where}: field missing", None, "id")
+    if not isinstance(rec["id"], (str, int)) or isinstance(rec["id"], bool):
+        raise DataError(str(path), f"{where}: an id is a string or an integer, got {type(rec['id']).__name__}", None, "id")
     qid = str(rec["id"])
     if rec.get("type") not in QUESTION_TYPES:
         raise DataError(str(path), f"unknown type {rec.get('type')!r}; expected 选择, 判断 or 填空", qid, "type")

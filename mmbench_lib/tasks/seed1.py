@@ -15,7 +15,8 @@ from mmbench_lib.core.items import DataError, Item, VideoClip
 from mmbench_lib.core.video import list_frame_folder
 from mmbench_lib.core.paths import PathEscape
 from mmbench_lib.tasks.base import Task, did_you_mean, register_task
-from mmbench_lib.tasks._common import choices_abcd, media_path, question_id_and_dimension, read_json, require
+from mmbench_lib.tasks._common import (choices_abcd, duplicate_choices, media_path, question_id_and_dimension, read_json,
+                                       refuse_or_mark, require)
 from mmbench_lib.tasks.copies import seed as copies
 
 BENCHMARK = "seed"
@@ -116,6 +117,9 @@ def load(
                 item.meta["media_error"] = f"data_id: {err}"
         else:
             _attach_video(item, q, dim, data_id, roots, frames_root, path)
+        why = duplicate_choices(choices)
+        if why:
+            refuse_or_mark(item, path, "choices", why)
         items.append(item)
     return items
 
@@ -157,6 +161,8 @@ def _attach_video(item, q, dim, data_id, roots, frames_root, path):
         item.meta["media_error"] = f"data_id: {err} ({VIDEO_SOURCES[dim]} videos)"
     elif segment is not None and segment[1] <= segment[0]:  # the official rule selects no frame
         item.meta["media_error"] = f"segment: empty or reversed segment {list(segment)}, no frame to show"
+    elif segment is not None and min(segment) < 0:  # before the video starts: failed alike for blind and vision models
+        item.meta["media_error"] = f"segment: negative bound in {list(segment)}, no frame to show"
 
 
 def _video_roots(video_roots: dict | None) -> dict[int, str]:

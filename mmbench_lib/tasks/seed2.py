@@ -14,7 +14,8 @@ from pathlib import Path
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks.base import register_task
 from mmbench_lib.tasks.seed1 import SeedTask
-from mmbench_lib.tasks._common import choices_abcd, media_path, question_id_and_dimension, read_json, require
+from mmbench_lib.tasks._common import (choices_abcd, duplicate_choices, media_path, question_id_and_dimension, read_json,
+                                       refuse_or_mark, require)
 from mmbench_lib.tasks.copies import seed as copies
 
 BENCHMARK = "seed2"
@@ -158,6 +159,9 @@ def load(
         if errors:
             item.meta["media_error"] = f"data_id: {errors[0]}"
         _place_media(item, dim, files, path)
+        why = duplicate_choices(choices)
+        if why:
+            refuse_or_mark(item, path, "choices", why)
         items.append(item)
     return items
 
@@ -172,6 +176,9 @@ def _place_media(item: Item, dim: int, files: list[str], path) -> None:
         item.images, item.choice_images = files[:3], files[3:]
     elif DIMENSIONS[dim][1] == VIDEO:
         item.frames = files  # shipped as 8 frames: never re-sampled (P-T6)
+        if len(files) < 2:
+            refuse_or_mark(item, path, "data_id", f"a video question needs its frames (8 are shipped), got {len(files)}: "
+                                                  f"one frame is an image, not a video")
     else:
         item.images = files
     if dim in (25, 26, 27) and len(item.choice_images) != 4:
