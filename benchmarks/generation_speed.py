@@ -166,17 +166,17 @@ def notebook_run(source: str, limit: int | None, repeats: int, max_new_tokens: i
     shapes = {"notebook_default": {}, "one_at_a_time": {"backend": "hf"},
               "eight_per_call": {"batch_policy": {"requests_per_call": 8}}}
 
-    def run(kw: dict) -> tuple[float, dict, dict]:
+    def run(kw: dict) -> tuple[float, dict, dict, float]:
         out = Path(tempfile.mkdtemp(prefix="genspeed_nb_"))
         config = RunConfig("mmmu", out, **{"source": source, "split": "validation", "model": "smollm2", "baseline": "none",
                            "max_new_tokens": max_new_tokens, "batch_size": 8, "limit": limit, "device": "cpu",
                            "progress": False, **kw})
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         metrics = evaluate_generation(config, adapter)
-        took = time.perf_counter() - t0
+        took, cpu = time.perf_counter() - t0, time.process_time() - c0
         rows = {r["id"]: r for r in map(json.loads, (out / "scored.jsonl").read_text().splitlines())}
         manifest = json.loads((out / "manifest.json").read_text())
-        return took, rows, {"metrics": metrics, "generation": manifest["model"]["generation"]}
+        return took, rows, {"metrics": metrics, "generation": manifest["model"]["generation"], "cpu": cpu}
 
     run({"limit": 2})  # warm-up
     best: dict = {}
@@ -185,7 +185,7 @@ def notebook_run(source: str, limit: int | None, repeats: int, max_new_tokens: i
             took, rows, info = run(kw)
             if name not in best or took < best[name][0]:
                 best[name] = (took, rows, info)
-            log(f"  notebook path {name}: {took:.2f} s")
+            log(f"  notebook path {name}: {took:.2f} s wall, {info['cpu']:.2f} s CPU")
     n = len(best["notebook_default"][1])
     default, one, eight = (best[k] for k in ("notebook_default", "one_at_a_time", "eight_per_call"))
     ids = sorted(default[1])
@@ -200,6 +200,10 @@ def notebook_run(source: str, limit: int | None, repeats: int, max_new_tokens: i
         "eight_per_call_qps": round(n / eight[0], 3),
         "ratio_batched_over_one_at_a_time": round(one[0] / default[0], 3),
         "ratio_eight_per_call_over_one_at_a_time": round(one[0] / eight[0], 3),
+        # this process's CPU seconds (one torch thread): what the paths cost when other processes share the cores
+        "cpu_seconds": {k: round(v[2]["cpu"], 3) for k, v in best.items()},
+        "cpu_ratio_batched_over_one_at_a_time": round(one[2]["cpu"] / default[2]["cpu"], 3),
+        "cpu_ratio_eight_per_call_over_one_at_a_time": round(one[2]["cpu"] / eight[2]["cpu"], 3),
         "exact_token_agreement": sum(default[1][i]["response"] == one[1][i]["response"] for i in ids) / n,
         "parsed_answer_agreement": sum(default[1][i]["parsed_pred"] == one[1][i]["parsed_pred"] for i in ids) / n,
         "accuracy_default": default[2]["metrics"]["overall"]["accuracy"],

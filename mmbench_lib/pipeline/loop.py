@@ -6,6 +6,8 @@ an already finished row (n/a, a baseline's answer); an item whose media fails ge
 bisected down to the failing item, which gets a failed row with the error while the others are
 scored. ``protocol.finish(item, request, result)`` turns a result into a row. Every batch is
 appended and flushed before the next starts, so an interrupted run resumes where it stopped.
+A batch holds ``batch_size`` items: the evaluations pass ``pipeline.backend.call_size`` (a batched generator's
+``BatchPolicy.requests_per_call``, so its continuous batcher sees that many pending requests at once).
 
 Progress (items done, rate, ETA, failures) goes through ``mmbench_lib.core.progress``: text lines
 under papermill and in a terminal, a widget bar in a live notebook kernel.

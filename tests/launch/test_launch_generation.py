@@ -41,3 +41,17 @@ def test_two_generation_shards_merge_to_the_single_process_run(demo_dir, outputs
         assert m2 == m1, label
     summary = (sharded / "tables" / "summary.csv").read_text()
     assert summary == (single / "tables" / "summary.csv").read_text()
+
+
+def test_two_seed2_shards_merge_to_the_single_process_run(demo_dir, outputs):
+    """Notebook 11 (SEED-Bench-2 L3, tiny LLaVA and the demo's generated images) sharded: the same rows and metrics."""
+    nb = ROOT / "notebooks" / "11_seed_bench2.ipynb"
+    params = [str(ROOT / "params" / "11_seed_bench2" / "demo_tiny_llava.yaml")]
+    over = {"data_dir": str(demo_dir), "limit": 16}
+    sharded = launch_shards(nb, params, over, run_id="sharded2", num_shards=2, out=[].append)
+    single = run_notebook(nb, params, over, run_id="single2", progress=False)
+    one, merged = _rows(single / "predictions.jsonl"), _rows(sharded / "predictions.jsonl")
+    assert len(one) == 16 and merged == one
+    assert json.loads((sharded / "metrics.json").read_text()) == json.loads((single / "metrics.json").read_text())
+    assert (sharded / "tables" / "seed2_per_dimension.csv").read_text() == \
+        (single / "tables" / "seed2_per_dimension.csv").read_text().replace("single2", "sharded2")
