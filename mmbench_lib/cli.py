@@ -14,6 +14,7 @@ from mmbench_lib.analysis.results import format_table, read_results
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.demo import ensure_demo
 from mmbench_lib.models import MODEL_REGISTRY, placement
+from mmbench_lib.models.family_records import table as family_table
 from mmbench_lib.models.registry import describe_model, spec_usage
 from mmbench_lib.runner import NotebookFailed, notebook_parameters, parse_override, run_notebook
 from mmbench_lib.tasks.recipes import RECIPES
@@ -200,7 +201,8 @@ def list_benchmarks() -> list[str]:
 
 
 def list_models() -> list[str]:
-    return [f"{spec_usage(p):32s} {describe_model(p)}" for p in sorted(MODEL_REGISTRY)]
+    specs = [f"{spec_usage(p):32s} {describe_model(p)}" for p in sorted(MODEL_REGISTRY)]
+    return specs + ["", "Model families (a hub model's config model_type picks its record):"] + family_table()
 
 
 def list_recipes() -> list[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from mmbench_lib.core.requests import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, Video, interleave
-from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, stop_ids
+from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, is_oom, stop_ids
 from mmbench_lib.models.kv_decode import kv_decode_reason
 from mmbench_lib.models.placement import pick_device, placement_record  # noqa: F401 - pick_device: loaders
 from mmbench_lib.scoring import get_scorer
@@ -73,6 +73,8 @@ class DecoderOnlyAdapter:
 
     #: why batched generation cannot reproduce one-at-a-time outputs for this family (None: it can)
     batch_unsupported: str | None = None
+    #: why the last batched call fell back to one request at a time (None: it did not); in ``describe()``
+    batch_fallback: str | None = None
     #: why finished rows cannot leave a batch between decode chunks (None: they can); one generate call per batch
     row_drop_unsupported: str | None = None
 
@@ -84,7 +86,13 @@ class DecoderOnlyAdapter:
         """The new token ids of each request (what ``generate`` decodes)."""
         if not batched or self.batch_unsupported or len(requests) < 2:
             return self.generate_ids_one_at_a_time(requests)
-        return self.generator.run(self, requests)
+        try:
+            return self.generator.run(self, requests)
+        except Exception as e:  # noqa: BLE001 - out-of-memory is the generator's; anything else: the reference path
+            if is_oom(e):
+                raise
+            self.batch_fallback = f"batched generation raised {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+            return self.generate_ids_one_at_a_time(requests)
 
     @property
     def generator(self) -> BatchedGenerator:
@@ -155,6 +163,8 @@ class DecoderOnlyAdapter:
     def generation_mode(self) -> dict:
         if self.batch_unsupported:
             return {"mode": "one request at a time", "reason": self.batch_unsupported}
+        if self.batch_fallback:
+            return {"mode": "one request at a time (fallback)", "reason": self.batch_fallback}
         d = {"mode": "batched", **self.generator.policy.describe()}
         reason = self.kv_decode_reason()
         if reason is None:
