@@ -147,10 +147,22 @@ RUN_SHORTCUTS = {
     "model": str, "limit": int, "dtype": str, "device": str, "revision": str, "trust_remote_code": bool,
     "device_map": str, "max_memory": str, "benchmark": str, "split": str, "recipe": str,
     "batch_size": int, "seed": int,
+    "processor_kwargs": str, "system_prompt": str, "chat_template_kwargs": str, "stop_strings": str,
 }
 #: shortcuts whose text is parsed (``--device-map auto`` or a YAML dict; ``--max-memory 0=38GiB,cpu=120GiB``)
 PARSED = {"device_map": ("auto | none | '{module: device, ...}'", placement.parse_device_map),
-          "max_memory": ("DEVICE=SIZE[,DEVICE=SIZE]", placement.parse_max_memory)}
+          "max_memory": ("DEVICE=SIZE[,DEVICE=SIZE]", placement.parse_max_memory),
+          "processor_kwargs": ("'{max_pixels: 1003520, ...}'", lambda v: _yaml_of(v, dict)),
+          "chat_template_kwargs": ("'{enable_thinking: false}'", lambda v: _yaml_of(v, dict)),
+          "stop_strings": ("'[\"\\n\\n\", ...]' (a YAML list)", lambda v: _yaml_of(v, list))}
+
+
+def _yaml_of(text: str, kind: type):
+    """A YAML value of ``kind`` (a shortcut's text), else a ``ValueError`` saying what was expected."""
+    value = yaml.safe_load(text)
+    if not isinstance(value, kind):
+        raise ValueError(f"expected a YAML {kind.__name__}, got {text!r}")
+    return value
 
 
 def shortcut_overrides(a, given: dict) -> dict:

@@ -88,8 +88,8 @@ class FamilyImageTextToText(ImageTextToText):
         content = self._segments(prompt, images, video)
         if chat and getattr(self.processor, "chat_template", None):
             return self.processor.apply_chat_template(
-                [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
-            )
+                self.settings.messages(content), tokenize=False, add_generation_prompt=True,
+                **self.settings.chat_template_kwargs)
         return self._plain_text(content, len(images))
 
     def prefix_inputs(self, prompt, images, chat, generation=False, video=None):
@@ -116,7 +116,7 @@ class FamilyImageTextToText(ImageTextToText):
 
     def _process(self, n_images, **kw) -> dict:
         try:
-            enc = self.processor(return_tensors="pt", **kw)
+            enc = self.processor(return_tensors="pt", **kw, **self.settings.processor_kwargs)
         except Exception as e:  # noqa: BLE001 - re-raised with the cause named
             raise ValueError(
                 f"{self.family} processor ({type(self.processor).__name__}) rejected a prompt with "
