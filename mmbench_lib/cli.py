@@ -14,6 +14,7 @@ from mmbench_lib.analysis.results import failure_problem, format_table, read_res
 from mmbench_lib.core.manifest import git_commit, repo_root
 from mmbench_lib.demo import ensure_demo
 from mmbench_lib.models import MODEL_REGISTRY, placement
+from mmbench_lib.models.family_records import table as family_table
 from mmbench_lib.models.registry import describe_model, spec_usage
 from mmbench_lib.runner import NotebookFailed, RunInterrupted, notebook_parameters, parse_override, run_notebook
 from mmbench_lib.tasks.base import all_tasks, task_names
@@ -162,11 +163,23 @@ RUN_SHORTCUTS = {
     "model": str, "limit": int, "dtype": str, "device": str, "revision": str, "trust_remote_code": bool,
     "device_map": str, "max_memory": str, "benchmark": str, "split": str, "recipe": str,
     "batch_size": int, "seed": int, "backend": str, "batch_policy": str,
+    "processor_kwargs": str, "system_prompt": str, "chat_template_kwargs": str, "stop_strings": str,
 }
 #: shortcuts whose text is parsed (``--device-map auto`` or a YAML dict; ``--max-memory 0=38GiB,cpu=120GiB``)
 PARSED = {"device_map": ("auto | none | '{module: device, ...}'", placement.parse_device_map),
           "max_memory": ("DEVICE=SIZE[,DEVICE=SIZE]", placement.parse_max_memory),
-          "batch_policy": ("'{max_rows: 64, kv_decode: false}' (BatchPolicy fields)", lambda text: parse_policy(text))}
+          "batch_policy": ("'{max_rows: 64, kv_decode: false}' (BatchPolicy fields)", lambda text: parse_policy(text)),
+          "processor_kwargs": ("'{max_pixels: 1003520, ...}'", lambda v: _yaml_of(v, dict)),
+          "chat_template_kwargs": ("'{enable_thinking: false}'", lambda v: _yaml_of(v, dict)),
+          "stop_strings": ("'[\"\\n\\n\", ...]' (a YAML list)", lambda v: _yaml_of(v, list))}
+
+
+def _yaml_of(text: str, kind: type):
+    """A YAML value of ``kind`` (a shortcut's text), else a ``ValueError`` saying what was expected."""
+    value = yaml.safe_load(text)
+    if not isinstance(value, kind):
+        raise ValueError(f"expected a YAML {kind.__name__}, got {text!r}")
+    return value
 
 
 def parse_policy(text: str) -> dict:
@@ -228,7 +241,8 @@ def list_benchmarks() -> list[str]:
 
 
 def list_models() -> list[str]:
-    return [f"{spec_usage(p):32s} {describe_model(p)}" for p in sorted(MODEL_REGISTRY)]
+    specs = [f"{spec_usage(p):32s} {describe_model(p)}" for p in sorted(MODEL_REGISTRY)]
+    return specs + ["", "Model families (a hub model's config model_type picks its record):"] + family_table()
 
 
 def list_recipes() -> list[str]:

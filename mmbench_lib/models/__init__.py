@@ -40,11 +40,12 @@ LOCAL_OPTIONS = ("device", "dtype", "scorer", "revision", "trust_remote_code", "
 
 def load_adapter(spec, device: str = "auto", dtype: str | None = None, scorer: str = "reference",
                  revision: str | None = None, trust_remote_code: bool = False, append_eos: bool = False,
-                 device_map=None, max_memory: dict | None = None, **endpoint):
+                 device_map=None, max_memory: dict | None = None, settings=None, **endpoint):
     """Build an adapter from a spec string (see module doc) or return an adapter unchanged.
     ``device_map`` / ``max_memory`` spread a local model over devices (``models.placement``).
     ``endpoint`` keywords (base_url, api_key_env, concurrency, max_retries, timeout) go to ``openai:``.
-    The family is looked up by the spec's prefix in ``MODEL_REGISTRY`` (``register_model``)."""
+    The family is looked up by the spec's prefix in ``MODEL_REGISTRY`` (``register_model``).
+    ``settings`` (``models.settings.ModelSettings``): applied to the adapter built."""
     if not isinstance(spec, str):
         return spec
     family = check_spec(spec)
@@ -56,6 +57,13 @@ def load_adapter(spec, device: str = "auto", dtype: str | None = None, scorer: s
     for name, why in (("device_map", device_map_problem(device_map)), ("max_memory", max_memory_problem(max_memory, device_map))):
         if why:
             raise ValueError(f"{name}: {why}")
-    return family.loader(target, prefix=prefix, device=device, dtype=dtype, scorer=scorer, revision=revision,
-                         trust_remote_code=trust_remote_code, append_eos=append_eos,
-                         placement=Placement(device, device_map, max_memory))
+    adapter = family.loader(target, prefix=prefix, device=device, dtype=dtype, scorer=scorer, revision=revision,
+                            trust_remote_code=trust_remote_code, append_eos=append_eos,
+                            placement=Placement(device, device_map, max_memory))
+    if settings:
+        if not hasattr(adapter, "settings"):
+            raise ValueError(f"model settings {settings.describe()} apply to local transformers models, not {spec!r}")
+        if settings.processor_kwargs and getattr(adapter, "processor", None) is None:
+            raise ValueError(f"processor_kwargs {settings.processor_kwargs} need a model with a processor, not {spec!r}")
+        adapter.settings = settings
+    return adapter

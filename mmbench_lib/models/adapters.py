@@ -1,12 +1,13 @@
 """The adapter class for a loaded image-text model."""
 from __future__ import annotations
 
+from mmbench_lib.models.family_records import record_of
+
 
 def image_text_adapter(model, processor, name, **kw):
     """The adapter for a loaded image-text model: encoder-decoder BLIP-2/InstructBLIP, a family
     adapter where one is needed, else the generic ``ImageTextToText`` path."""
-    config = model.config
-    if getattr(config, "model_type", "") in ("blip-2", "instructblip") and not config.use_decoder_only_language_model:
+    if record_of(model).adapter == "blip2-encdec":
         from mmbench_lib.models.encdec import Blip2EncoderDecoder
 
         kw["append_eos"] = True  # T5 convention: </s> is part of the scored target (spec 1.4)

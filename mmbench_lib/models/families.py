@@ -36,7 +36,9 @@ from __future__ import annotations
 
 from mmbench_lib.core.requests import IMAGE, Video
 from mmbench_lib.models.batching import stop_ids
+from mmbench_lib.models.family_records import check_refused, record_of, types_with
 from mmbench_lib.models.hf import ImageTextToText
+from mmbench_lib.scoring.reference import LAST
 
 
 class FamilyImageTextToText(ImageTextToText):
@@ -57,6 +59,11 @@ class FamilyImageTextToText(ImageTextToText):
         return family_of(self.model) in NATIVE_VIDEO_TYPES
 
     def __init__(self, model, processor, name, scorer="reference", **kw):
+        self.record = record = record_of(model)  # the family record: paths not taken, image batching
+        self.engine_unsupported = self.engine_unsupported or record.engine_unsupported
+        self.batch_unsupported = self.batch_unsupported or record.batch_unsupported
+        self.nested_images = self.nested_images or record.images == "nested"
+        model.position_base = 1 if record.positions == "1-based" else 0  # read by the shared-prefix engine
         self.requested_scorer = scorer
         if self.engine_unsupported and scorer != "reference":
             scorer = "reference"
@@ -81,8 +88,8 @@ class FamilyImageTextToText(ImageTextToText):
         content = self._segments(prompt, images, video)
         if chat and getattr(self.processor, "chat_template", None):
             return self.processor.apply_chat_template(
-                [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
-            )
+                self.settings.messages(content), tokenize=False, add_generation_prompt=True,
+                **self.settings.chat_template_kwargs)
         return self._plain_text(content, len(images))
 
     def prefix_inputs(self, prompt, images, chat, generation=False, video=None):
@@ -109,7 +116,7 @@ class FamilyImageTextToText(ImageTextToText):
 
     def _process(self, n_images, **kw) -> dict:
         try:
-            enc = self.processor(return_tensors="pt", **kw)
+            enc = self.processor(return_tensors="pt", **kw, **self.settings.processor_kwargs)
         except Exception as e:  # noqa: BLE001 - re-raised with the cause named
             raise ValueError(
                 f"{self.family} processor ({type(self.processor).__name__}) rejected a prompt with "
@@ -119,7 +126,7 @@ class FamilyImageTextToText(ImageTextToText):
         return self._to_device(enc)
 
     def describe(self) -> dict:
-        d = {**super().describe(), "family": self.family}
+        d = {**super().describe(), "family": self.family, "family_record": self.record.name}
         if not self.interleave:  # recorded in every run's manifest: the prompt layout differs from the text
             d["image_placement"] = "images before the text; image markers in the prompt are removed"
         if self.requested_scorer != self.scorer.name:
@@ -166,8 +173,6 @@ class Blip2Decoder(FamilyImageTextToText):
     family = "blip2"
     interleave = False
     max_images = 1
-    engine_unsupported = ("Blip2ForConditionalGeneration.forward needs pixel_values on every call and keeps the "
-                          "LM cache inside language_model_outputs, so a cached choice pass is not possible")
     row_drop_unsupported = ("Blip2ForConditionalGeneration.generate needs pixel_values and cannot continue from a "
                             "kept cache, so each batch is one generate call")
 
@@ -179,8 +184,19 @@ class Blip2Decoder(FamilyImageTextToText):
         return prompt.replace(IMAGE, "")
 
 
-#: generic-path families whose processor takes a clip through ``videos=`` and a ``<video>`` token
-NATIVE_VIDEO_TYPES = frozenset({"llava_onevision", "llava_next_video"})
+class Mllama(FamilyImageTextToText):
+    """Llama 3.2 Vision: the text reads the images through cross-attention layers; ``cross_attention_mask``
+    [batch, tokens, images, tiles] says which image tiles each token sees. A choice token sees what the prompt's
+    last token sees (as ``generate`` extends it for new tokens)."""
+
+    family = "mllama"
+
+    def extend_rules(self) -> dict:
+        return {**super().extend_rules(), "cross_attention_mask": LAST}
+
+
+#: generic-path families whose processor takes a clip through ``videos=`` and a ``<video>`` token (family records)
+NATIVE_VIDEO_TYPES = types_with(adapter="generic", video="native")
 
 
 def family_of(model) -> str:
@@ -188,18 +204,20 @@ def family_of(model) -> str:
     return getattr(model.config, "model_type", "")
 
 
+#: family record ``adapter`` -> adapter class
+ADAPTERS = {"qwen2-vl": Qwen2VL, "paligemma": PaliGemma, "blip2-decoder": Blip2Decoder, "mllama": Mllama}
+
+
 def make_image_text_adapter(model, processor, name, **kw):
-    """The adapter class for a loaded image-text model: family-specific where needed, else generic."""
-    mt = family_of(model)
-    if mt in ("qwen2_vl", "qwen2_5_vl"):
-        return Qwen2VL(model, processor, name, **kw)
-    if mt == "paligemma":
-        return PaliGemma(model, processor, name, **kw)
-    if mt == "blip-2" and model.config.use_decoder_only_language_model:
-        return Blip2Decoder(model, processor, name, **kw)
-    adapter = FamilyImageTextToText(model, processor, name, **kw)
-    adapter.family = mt or "generic"
+    """The adapter class for a loaded image-text model, as its family record says; a refused family
+    stops here with its reason."""
+    check_refused(model)
+    record = record_of(model)
+    cls = ADAPTERS.get(record.adapter, FamilyImageTextToText)
+    adapter = cls(model, processor, name, **kw)
+    if cls is FamilyImageTextToText:
+        adapter.family = family_of(model) or "generic"
     return adapter
 
 
-__all__ = ["FamilyImageTextToText", "Qwen2VL", "PaliGemma", "Blip2Decoder", "make_image_text_adapter"]
+__all__ = ["FamilyImageTextToText", "Qwen2VL", "PaliGemma", "Blip2Decoder", "Mllama", "make_image_text_adapter"]

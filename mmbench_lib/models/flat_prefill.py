@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 
 import torch
 
+from mmbench_lib.models.family_records import types_with
+
 NAME = "mmbench_flat_prefill"
 #: families whose decoder layers pass the forward's keyword arguments on to the attention function
-#: (tested on tiny random-weight models of each); StableLM's layer drops them
-FLAT_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "phi3", "olmo", "olmo2", "granite", "gemma"})
+#: (tested on tiny random-weight models of each; family records); StableLM's layer drops them
+FLAT_TYPES = types_with(kind="text", flat_unsupported=None)
 
 
 @dataclass

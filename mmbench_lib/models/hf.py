@@ -13,8 +13,9 @@ from __future__ import annotations
 import torch
 
 from mmbench_lib.core.requests import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, Video, interleave
-from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, stop_ids
+from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, is_oom, stop_ids
 from mmbench_lib.models.kv_decode import kv_decode_reason
+from mmbench_lib.models.settings import NONE as NO_SETTINGS
 from mmbench_lib.models.placement import pick_device, placement_record  # noqa: F401 - pick_device: loaders
 from mmbench_lib.scoring import get_scorer
 from mmbench_lib.scoring.devices import input_device
@@ -73,6 +74,10 @@ class DecoderOnlyAdapter:
 
     #: why batched generation cannot reproduce one-at-a-time outputs for this family (None: it can)
     batch_unsupported: str | None = None
+    #: processor keywords, system prompt, chat-template keywords, stop strings (``models.settings``)
+    settings = NO_SETTINGS
+    #: why the last batched call fell back to one request at a time (None: it did not); in ``describe()``
+    batch_fallback: str | None = None
     #: why finished rows cannot leave a batch between decode chunks (None: they can); one generate call per batch
     row_drop_unsupported: str | None = None
 
@@ -84,7 +89,13 @@ class DecoderOnlyAdapter:
         """The new token ids of each request (what ``generate`` decodes)."""
         if not batched or self.batch_unsupported or len(requests) < 2:
             return self.generate_ids_one_at_a_time(requests)
-        return self.generator.run(self, requests)
+        try:
+            return self.generator.run(self, requests)
+        except Exception as e:  # noqa: BLE001 - out-of-memory is the generator's; anything else: the reference path
+            if is_oom(e):
+                raise
+            self.batch_fallback = f"batched generation raised {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+            return self.generate_ids_one_at_a_time(requests)
 
     @property
     def generator(self) -> BatchedGenerator:
@@ -113,6 +124,10 @@ class DecoderOnlyAdapter:
         """A response from its new tokens."""
         ended = bool(new) and new[-1] == self.tokenizer.eos_token_id
         text = self.tokenizer.decode(new, skip_special_tokens=True)
+        if self.settings.stop_strings and self.settings.cut(text)[1]:  # the tokens up to the first stop string
+            k = next(k for k in range(1, len(new) + 1)
+                     if self.settings.cut(self.tokenizer.decode(new[:k], skip_special_tokens=True))[1])
+            return Generation(text=self.settings.cut(text)[0].strip(), num_tokens=k, hit_limit=False)
         return Generation(text=text.strip(), num_tokens=len(new), hit_limit=len(new) >= r.max_new_tokens and not ended)
 
     def generate_one_at_a_time(self, requests: list[GenerateRequest]) -> list[Generation]:
@@ -149,12 +164,15 @@ class DecoderOnlyAdapter:
         return {
             "adapter": type(self).__name__, "name": self.name, "scorer": self.scorer.name,
             "append_eos": self.append_eos, "dtype": str(next(self.model.parameters()).dtype),
+            **({"settings": self.settings.describe()} if self.settings else {}),
             **placement_record(self.model, self.device), "generation": self.generation_mode(), **self.info,
         }
 
     def generation_mode(self) -> dict:
         if self.batch_unsupported:
             return {"mode": "one request at a time", "reason": self.batch_unsupported}
+        if self.batch_fallback:
+            return {"mode": "one request at a time (fallback)", "reason": self.batch_fallback}
         d = {"mode": "batched", **self.generator.policy.on(self.device).describe()}
         reason = self.generator.kv_reason(self)
         if reason is None:
@@ -186,8 +204,8 @@ class HFCausalLM(DecoderOnlyAdapter):
         text = prompt.replace(IMAGE, "")
         if chat and self.tokenizer.chat_template:
             text = self.tokenizer.apply_chat_template(
-                [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
-            )
+                self.settings.messages(text), tokenize=False, add_generation_prompt=True,
+                **self.settings.chat_template_kwargs)
             return text, False
         return text, True
 
@@ -263,8 +281,8 @@ class ImageTextToText(DecoderOnlyAdapter):
         content = self._segments(prompt, images, video)
         if chat:
             return self.processor.apply_chat_template(
-                [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
-            )
+                self.settings.messages(content), tokenize=False, add_generation_prompt=True,
+                **self.settings.chat_template_kwargs)
         token = self.processor.image_token
         return "".join(c["text"] if c["type"] == "text" else self._video_text() if c["type"] == "video"
                        else token + ("\n" if len(images) == 1 else "") for c in content)
@@ -280,7 +298,8 @@ class ImageTextToText(DecoderOnlyAdapter):
 
     def prefix_inputs(self, prompt, images, chat, generation=False, video=None):
         text = self._text(prompt, images, chat, video)
-        enc = self.processor(text=text, images=list(images) or None, return_tensors="pt", **self._videos([video]))
+        enc = self.processor(text=text, images=list(images) or None, return_tensors="pt", **self._videos([video]),
+                             **self.settings.processor_kwargs)
         return self._to_device(enc)
 
     def render(self, r):
@@ -299,7 +318,7 @@ class ImageTextToText(DecoderOnlyAdapter):
         """One processor call for the batch: left-padded text, the images of each row in order."""
         flat, clips = self._split_media(images)
         enc = self.processor(text=texts, images=flat or None, return_tensors="pt", padding=True, padding_side="left",
-                             **self._videos(clips))
+                             **self._videos(clips), **self.settings.processor_kwargs)
         return self._to_device(enc)
 
     def describe(self) -> dict:

@@ -31,9 +31,11 @@ from functools import lru_cache
 
 import torch
 
-#: model types whose cached forward takes plain 1-D ``position_ids`` and a plain ``DynamicCache``
-TEXT_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "phi3", "olmo", "olmo2", "granite", "stablelm", "gemma"})
-VLM_TYPES = frozenset({"llava", "llava_next", "llava_onevision", "idefics3"})
+from mmbench_lib.models.family_records import types_with
+
+#: model types whose cached forward takes plain 1-D ``position_ids`` and a plain ``DynamicCache`` (family records)
+TEXT_TYPES = types_with(kind="text", kv_unsupported=None)
+VLM_TYPES = types_with(kind="vision", kv_unsupported=None)
 
 #: generation-config fields that, when set, make ``generate``'s greedy step more than an argmax
 _PROCESSOR_FIELDS = {"repetition_penalty": 1.0, "no_repeat_ngram_size": 0, "encoder_no_repeat_ngram_size": 0,

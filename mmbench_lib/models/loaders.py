@@ -100,8 +100,8 @@ def load_tiny_family(target, *, prefix, placement, dtype, scorer, trust_remote_c
 
 
 DESCRIPTIONS.update({
-    "vlm": "any image-text-to-text model via AutoModelForImageTextToText and its processor; family detected from the "
-           "config: LLaVA-1.5 / NeXT / OneVision, Idefics3 / SmolVLM, Qwen2-VL / Qwen2.5-VL, PaliGemma, BLIP-2 / InstructBLIP",
+    "vlm": "any image-text-to-text model via AutoModelForImageTextToText and its processor; its config's model_type "
+           "picks the family record (table below)",
     "blip2": "BLIP-2 through Blip2ForConditionalGeneration (T5: encoder-decoder scoring; OPT: decoder-only)",
     "instructblip": "InstructBLIP through InstructBlipForConditionalGeneration (T5 or Vicuna language model)",
     **{p: f"random-weight {p[5:]} model built from a config (tests and plumbing demos, not accuracy)" for p in TINY_FAMILIES},

@@ -438,3 +438,118 @@ def tiny_instructblip(image_size: int = 32, patch_size: int = 8, hidden: int = 6
     torch.manual_seed(seed)
     model = InstructBlipForConditionalGeneration(config).eval()
     return model, processor
+
+
+# ---------------------------------------------------------------------------- Qwen3-VL, Gemma 3
+def tiny_qwen3_vl(patch_size: int = 4, hidden: int = 64, layers: int = 2, seed: int = 0, moe: bool = False):
+    """Qwen3VLForConditionalGeneration (or Qwen3-VL-MoE): M-RoPE (interleaved), deepstack features; (model, processor).
+
+    Images at most 32x32 pixels as the tiny Qwen2-VL: (32 / 4 / 2) ** 2 = 16 image tokens each.
+    """
+    from transformers import Qwen2VLImageProcessor, Qwen3VLProcessor, Qwen3VLVideoProcessor
+
+    if moe:
+        from transformers import Qwen3VLMoeConfig as Config, Qwen3VLMoeForConditionalGeneration as Model
+    else:
+        from transformers import Qwen3VLConfig as Config, Qwen3VLForConditionalGeneration as Model
+
+    tok = tiny_tokenizer(("<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>", "<|im_start|>", "<|im_end|>"))
+    head_dim = hidden // 4
+    vision = {"depth": layers, "hidden_size": hidden, "intermediate_size": hidden * 2, "num_heads": 4,
+              "patch_size": patch_size, "spatial_merge_size": 2, "temporal_patch_size": 2, "in_channels": 3,
+              "out_hidden_size": hidden, "num_position_embeddings": 64, "deepstack_visual_indexes": [0]}
+    text = {
+        "vocab_size": len(tok), "hidden_size": hidden, "intermediate_size": hidden * 2, "num_hidden_layers": layers,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": head_dim, "max_position_embeddings": 4096,
+        "bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id, "pad_token_id": tok.pad_token_id,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_interleaved": True,
+                            "mrope_section": [head_dim // 4, head_dim // 8, head_dim // 8]},
+    }
+    if moe:
+        text.update({"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": hidden, "decoder_sparse_step": 1})
+    ids = {name: tok.convert_tokens_to_ids(t) for name, t in (
+        ("image_token_id", "<|image_pad|>"), ("video_token_id", "<|video_pad|>"),
+        ("vision_start_token_id", "<|vision_start|>"), ("vision_end_token_id", "<|vision_end|>"))}
+    config = Config(vision_config=vision, text_config=text, **ids)
+    torch.manual_seed(seed)
+    model = Model(config).eval()
+    px = 32 * 32
+    image_processor = Qwen2VLImageProcessor(
+        patch_size=patch_size, merge_size=2, temporal_patch_size=2, min_pixels=px // 4, max_pixels=px,
+        size={"shortest_edge": px // 4, "longest_edge": px},
+    )
+    video_processor = Qwen3VLVideoProcessor(
+        patch_size=patch_size, merge_size=2, temporal_patch_size=2, size={"shortest_edge": px // 4, "longest_edge": px},
+    )
+    processor = Qwen3VLProcessor(image_processor=image_processor, tokenizer=tok, video_processor=video_processor,
+                                 chat_template=QWEN2_VL_CHAT_TEMPLATE)
+    return model, processor
+
+
+#: Gemma 3's turns: "<start_of_turn>user\n...<end_of_turn>\n<start_of_turn>model\n"; an image is its <start_of_image>
+GEMMA3_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}<start_of_turn>{{ 'model' if message['role'] == 'assistant' else message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for c in message['content'] %}{% if c['type'] == 'image' %}<start_of_image>{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
+    "{% endif %}<end_of_turn>\n{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+)
+
+
+def tiny_gemma3(image_size: int = 32, patch_size: int = 8, hidden: int = 64, layers: int = 2, seed: int = 0,
+                sliding_window: int = 16):
+    """Gemma3ForConditionalGeneration: SigLIP tower, pooled to ``mm_tokens_per_image`` tokens, image tokens attending
+    to each other both ways (``token_type_ids``), alternating sliding-window and global layers; (model, processor).
+
+    ``sliding_window`` tokens (16) is shorter than a prompt with one image, so the sliding layers really cut."""
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration, Gemma3ImageProcessor, Gemma3Processor
+
+    tok = tiny_tokenizer(("<start_of_image>", "<end_of_image>", "<image_soft_token>", "<start_of_turn>", "<end_of_turn>"))
+    tok.boi_token, tok.eoi_token, tok.image_token = "<start_of_image>", "<end_of_image>", "<image_soft_token>"
+    tok.boi_token_id, tok.eoi_token_id, tok.image_token_id = (tok.convert_tokens_to_ids(t) for t in (
+        tok.boi_token, tok.eoi_token, tok.image_token))
+    tokens = 4  # image tokens after pooling (mm_tokens_per_image), a square number
+    text = {"vocab_size": len(tok), "hidden_size": hidden, "intermediate_size": hidden * 2, "num_hidden_layers": layers,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": hidden // 4, "max_position_embeddings": 4096,
+            "sliding_window": sliding_window, "layer_types": ["sliding_attention", "full_attention"] * (layers // 2),
+            "bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id, "pad_token_id": tok.pad_token_id}
+    vision = {"hidden_size": hidden, "intermediate_size": hidden * 2, "num_hidden_layers": layers,
+              "num_attention_heads": 4, "image_size": image_size, "patch_size": patch_size}
+    config = Gemma3Config(text_config=text, vision_config=vision, mm_tokens_per_image=tokens,
+                          boi_token_index=tok.boi_token_id, eoi_token_index=tok.eoi_token_id,
+                          image_token_index=tok.image_token_id)
+    torch.manual_seed(seed)
+    model = Gemma3ForConditionalGeneration(config).eval()
+    image_processor = Gemma3ImageProcessor(size={"height": image_size, "width": image_size})
+    processor = Gemma3Processor(image_processor=image_processor, tokenizer=tok, chat_template=GEMMA3_CHAT_TEMPLATE,
+                                image_seq_length=tokens)
+    return model, processor
+
+
+#: Llama 3's header turns; an image is ``<|image|>`` before the text
+MLLAMA_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}<|start_header_id|>{{ message['role'] }}<|end_header_id|>\n\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for c in message['content'] %}{% if c['type'] == 'image' %}<|image|>{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
+    "{% endif %}<|eot_id|>{% endfor %}{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}"
+)
+
+
+def tiny_mllama(image_size: int = 32, patch_size: int = 8, hidden: int = 64, layers: int = 2, seed: int = 0):
+    """MllamaForConditionalGeneration (Llama 3.2 Vision): tiled images read by cross-attention layers, the text
+    tokens' ``cross_attention_mask`` [batch, tokens, images, tiles] saying which images each token sees."""
+    from transformers import MllamaConfig, MllamaForConditionalGeneration, MllamaImageProcessor, MllamaProcessor
+
+    tok = tiny_tokenizer(("<|image|>", "<|python_tag|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"))
+    vision = {"hidden_size": hidden, "num_hidden_layers": layers, "num_global_layers": 1, "attention_heads": 4,
+              "intermediate_size": hidden * 2, "image_size": image_size, "patch_size": patch_size,
+              "intermediate_layers_indices": [0, 1], "vision_output_dim": hidden * 3, "max_num_tiles": 4}
+    text = {"vocab_size": len(tok), "hidden_size": hidden, "intermediate_size": hidden * 2,
+            "num_hidden_layers": layers + 1, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "cross_attention_layers": [1], "max_position_embeddings": 4096,
+            "bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id, "pad_token_id": tok.pad_token_id}
+    config = MllamaConfig(vision_config=vision, text_config=text, image_token_index=tok.convert_tokens_to_ids("<|image|>"))
+    torch.manual_seed(seed)
+    model = MllamaForConditionalGeneration(config).eval()
+    image_processor = MllamaImageProcessor(size={"height": image_size, "width": image_size}, max_image_tiles=4)
+    processor = MllamaProcessor(image_processor=image_processor, tokenizer=tok, chat_template=MLLAMA_CHAT_TEMPLATE)
+    return model, processor

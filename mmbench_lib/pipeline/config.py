@@ -17,6 +17,7 @@ from mmbench_lib.tasks.base import get_task, task_names
 from mmbench_lib.models.batching import BatchPolicy, policy_from
 from mmbench_lib.models.placement import device_map_problem, max_memory_problem, memory_key
 from mmbench_lib.models.registry import check_spec, rank_problem
+from mmbench_lib.models.settings import ModelSettings
 from mmbench_lib.pipeline.baselines import BASELINES
 from mmbench_lib.scoring import REDUCTIONS, scorer_names
 from mmbench_lib.tasks import options
@@ -48,6 +49,8 @@ _TYPES: dict[str, tuple] = {
     "endpoint": (dict,), "use_random": (bool,), "retry_failed": (bool,), "progress": (bool,), "parameters": (dict,),
     "rotation": (int,), "permutation_seed": (int, type(None)), "lettered_only": (bool,), "video_input": (str,),
     "backend": (str,), "batch_policy": (dict,),
+    "processor_kwargs": (dict,), "system_prompt": (str, type(None)), "chat_template_kwargs": (dict,),
+    "stop_strings": (list, tuple),
 }
 
 
@@ -105,6 +108,11 @@ class RunConfig:
     # BatchPolicy fields to change (mmbench_lib.models.batching: max_rows, requests_per_call, kv_decode, ...)
     backend: str = "auto"
     batch_policy: dict = field(default_factory=dict)
+    # model settings to match a model card (mmbench_lib.models.settings; recorded in the manifest's model record)
+    processor_kwargs: dict = field(default_factory=dict)  # processor keywords, e.g. {"max_pixels": 1003520}
+    system_prompt: str | None = None  # a system turn (chat-template prompts)
+    chat_template_kwargs: dict = field(default_factory=dict)  # e.g. {"enable_thinking": False}
+    stop_strings: list | tuple = ()  # a response ends before the first of these (greedy decoding unchanged)
 
     def __post_init__(self):
         for f in fields(self):
@@ -150,6 +158,12 @@ class RunConfig:
         if self.endpoint and not self.model.startswith("openai:"):
             raise ValueError(f"RunConfig.endpoint: endpoint options apply only to openai:<model>, not {self.model!r}")
         self._check_backend()
+        if not all(isinstance(x, str) and x for x in self.stop_strings):
+            raise ValueError(f"RunConfig.stop_strings: expected non-empty strings, got {list(self.stop_strings)!r}")
+        self.stop_strings = list(self.stop_strings)
+        if self.model_settings() and self.model.startswith("openai:"):
+            raise ValueError("RunConfig.processor_kwargs/system_prompt/chat_template_kwargs/stop_strings: model settings "
+                             "apply to local transformers models, not an openai: endpoint")
         if self.subjects in ("all", [], ()):
             self.subjects = None
         elif isinstance(self.subjects, (str, tuple)):
@@ -224,11 +238,17 @@ class RunConfig:
         order is set), each with its options in the configured order (``tasks.options.select_and_arrange``)."""
         return options.select_and_arrange(items, self.rotation, self.permutation_seed, self.lettered_only, self.limit)
 
+    def model_settings(self) -> ModelSettings:
+        """Processor keywords, system prompt, chat-template keywords and stop strings for the adapter."""
+        return ModelSettings(dict(self.processor_kwargs), self.system_prompt, dict(self.chat_template_kwargs),
+                             tuple(self.stop_strings))
+
     def adapter_options(self) -> dict:
         """Keyword arguments of ``mmbench_lib.models.load_adapter`` for ``model``."""
+        settings = {"settings": self.model_settings()} if self.model_settings() else {}
         return {"device": self.device, "dtype": self.dtype, "scorer": self.scorer, "revision": self.revision,
                 "trust_remote_code": self.trust_remote_code, "device_map": self.device_map, "max_memory": self.max_memory,
-                **self.endpoint}
+                **settings, **self.endpoint}
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, paths as strings (what the manifest records)."""

@@ -135,16 +135,23 @@ NOTEBOOK_PARAMETERS = {
     "device", "limit", "seed", "generated_dir", "clip_model", "clip_pretrained", "shard_index", "num_shards", "blind_ids",
     "video_input", "dtype", "revision", "trust_remote_code", "device_map", "max_memory",
     *(p for t in all_tasks("ranking") for p in t.data_parameters() if p != "version"),
+    "processor_kwargs", "system_prompt", "chat_template_kwargs", "stop_strings",
 }
 
 
 def model_settings(device: str = "auto", dtype: str | None = "auto", revision: str | None = "",
-                   trust_remote_code: bool = False, device_map=None, max_memory: dict | None = None) -> dict:
+                   trust_remote_code: bool = False, device_map=None, max_memory: dict | None = None,
+                   processor_kwargs: dict | None = None, system_prompt: str = "", chat_template_kwargs: dict | None = None,
+                   stop_strings: list | None = None) -> dict:
     """The model settings of a notebook's parameters as ``RunConfig`` / ``load_adapter`` keywords
-    (empty strings and dicts mean "not given"; dtype "auto" is recorded as None, the default)."""
+    (empty strings and dicts mean "not given"; dtype "auto" is recorded as None, the default); the model-card
+    settings (processor keywords, system prompt, chat-template keywords, stop strings) only when given."""
+    card = {"processor_kwargs": processor_kwargs or {}, "system_prompt": system_prompt or None,
+            "chat_template_kwargs": chat_template_kwargs or {}, "stop_strings": list(stop_strings or [])}
     return {"device": device, "dtype": None if dtype in ("", "auto") else dtype, "revision": revision or None,
             "trust_remote_code": trust_remote_code,
-            "device_map": None if device_map in ("", "none", {}) else device_map, "max_memory": max_memory or None}
+            "device_map": None if device_map in ("", "none", {}) else device_map, "max_memory": max_memory or None,
+            **{k: v for k, v in card.items() if v}}
 
 
 def loader_args(benchmark: str, annotation_file: str = "", demo: dict | None = None, **kw) -> dict:

@@ -603,9 +603,8 @@ def _accepts(model, name: str) -> bool:
 
 def _position_base(model) -> int:
     """Position of a sequence's first token: 1 for PaliGemma (its forward adds 1 to the cache
-    positions), 0 for everyone else."""
-    cfg = getattr(model, "config", None)
-    return 1 if getattr(cfg, "model_type", None) == "paligemma" else 0
+    positions), 0 for everyone else; the adapter sets ``position_base`` on the model from its family record."""
+    return getattr(model, "position_base", 0)
 
 
 def _is_mrope(model) -> bool:

@@ -56,6 +56,10 @@ def pick(scores: list[ChoiceScore], reduction: str = "sum") -> int:
     return best
 
 
+#: an extend rule: the continuation's tokens repeat the prefix's last token's row (any trailing dimensions)
+LAST = "last"
+
+
 def extend_inputs(inputs: dict, extend: dict, cont: torch.Tensor) -> dict:
     """Prefix inputs with one continuation appended to every per-token tensor."""
     n = cont.shape[-1]
@@ -64,6 +68,9 @@ def extend_inputs(inputs: dict, extend: dict, cont: torch.Tensor) -> dict:
     for name, fill in extend.items():
         if name in inputs and inputs[name] is not None:
             t = inputs[name]
+            if fill == LAST:  # each choice token as the prompt's last one (mllama's cross_attention_mask, as generate)
+                out[name] = torch.cat([t, t[:, -1:].expand(t.shape[0], n, *t.shape[2:])], dim=1)
+                continue
             out[name] = torch.cat([t, torch.full((t.shape[0], n), fill, dtype=t.dtype, device=t.device)], dim=1)
     return out
 

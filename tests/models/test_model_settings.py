@@ -1,0 +1,69 @@
+"""Model settings to match a model card (``mmbench_lib.models.settings``), on real tiny models and processors:
+processor keywords change what the processor makes, the system prompt and chat-template keywords reach the
+template, stop strings cut a response where it would have stopped; all recorded in ``describe()`` (the manifest)."""
+import pytest
+from PIL import Image
+
+from mmbench_lib.core.requests import GenerateRequest, ScoreRequest
+from mmbench_lib.models import load_adapter
+from mmbench_lib.models.settings import ModelSettings
+from mmbench_lib.pipeline.config import RunConfig
+
+
+def test_processor_kwargs_reach_the_processor():
+    """Qwen2-VL's ``max_pixels``: a 64x64 image at most 32x32 pixels (16 tokens) by the tiny default, 16x16 (4) here."""
+    a = load_adapter("tiny-qwen2-vl", device="cpu")
+    req = ScoreRequest("q", "What is it?", [" A"], [Image.new("RGB", (64, 64))])
+    assert a.prepare(req).inputs["image_grid_thw"].tolist() == [[1, 8, 8]]
+    a.settings = ModelSettings(processor_kwargs={"max_pixels": 16 * 16, "min_pixels": 8 * 8})
+    assert a.prepare(req).inputs["image_grid_thw"].tolist() == [[1, 4, 4]]
+    assert a.describe()["settings"]["processor_kwargs"] == {"max_pixels": 256, "min_pixels": 64}
+
+
+def test_system_prompt_and_chat_template_kwargs_reach_the_template():
+    a = load_adapter("tiny-llava-onevision", device="cpu")
+    a.processor.chat_template = ("{% if thinking %}<think>{% endif %}" + a.processor.chat_template)
+    a.settings = ModelSettings(system_prompt="Answer with one letter.", chat_template_kwargs={"thinking": True})
+    text = a._family_text("Which colour?", [Image.new("RGB", (32, 32))], chat=True)
+    assert text.startswith("<think><|im_start|>system\nAnswer with one letter.<|im_end|>\n<|im_start|>user\n<image>")
+    assert a._family_text("Which colour?", [], chat=False) == "Which colour?"  # plain prompts: no template
+
+
+def test_system_prompt_reaches_a_text_model(smollm2):
+    smollm2.settings = ModelSettings(system_prompt="You are terse.")
+    try:
+        text, _ = smollm2._text("Hi", chat=True)
+    finally:
+        smollm2.settings = ModelSettings()
+    assert "<|im_start|>system\nYou are terse.<|im_end|>" in text and "SmolLM" not in text
+
+
+def test_stop_strings_cut_the_response_and_count_the_tokens_up_to_the_cut():
+    a = load_adapter("tiny-llava", device="cpu")
+    req = GenerateRequest("g", "Describe the image.", [Image.new("RGB", (32, 32))], max_new_tokens=6)
+    [ids] = a.generate_ids([req], batched=False)
+    k = 3
+    stop = a.tokenizer.decode(ids[k - 1:k], skip_special_tokens=True).strip()[:2]
+    assert stop
+    whole = a.tokenizer.decode(ids, skip_special_tokens=True)
+    a.settings = ModelSettings(stop_strings=(stop,))
+    g = a.finish(req, ids)
+    assert g.text == whole[:whole.find(stop)].strip() and not g.hit_limit
+    assert stop in a.tokenizer.decode(ids[:g.num_tokens], skip_special_tokens=True)
+    assert stop not in a.tokenizer.decode(ids[:g.num_tokens - 1], skip_special_tokens=True)
+    assert a.describe()["settings"]["stop_strings"] == [stop]
+
+
+def test_run_config_carries_the_settings_to_the_adapter_and_checks_them(tmp_path):
+    c = RunConfig("mmmu", tmp_path, source="x", model="tiny-qwen2-vl", processor_kwargs={"max_pixels": 256},
+                  system_prompt="Be brief.", chat_template_kwargs={"enable_thinking": False}, stop_strings=["\n\n"])
+    assert c.adapter_options()["settings"] == ModelSettings({"max_pixels": 256}, "Be brief.", {"enable_thinking": False},
+                                                            ("\n\n",))
+    assert c.to_dict()["stop_strings"] == ["\n\n"]  # the manifest's config
+    assert "settings" not in RunConfig("mmmu", tmp_path, source="x", model="tiny-qwen2-vl").adapter_options()
+    with pytest.raises(ValueError, match=r"^RunConfig.stop_strings: expected non-empty strings"):
+        RunConfig("mmmu", tmp_path, source="x", stop_strings=[""])
+    with pytest.raises(ValueError, match=r"^RunConfig.processor_kwargs: expected dict"):
+        RunConfig("mmmu", tmp_path, source="x", processor_kwargs="max_pixels=3")
+    with pytest.raises(ValueError, match="need a model with a processor"):
+        load_adapter("smollm2", device="cpu", settings=ModelSettings(processor_kwargs={"max_pixels": 1}))
