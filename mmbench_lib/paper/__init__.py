@@ -39,9 +39,8 @@ from mmbench_lib import published
 from mmbench_lib.paper import ours as ours_mod
 from mmbench_lib.analysis import tables as tables_mod  # noqa: E402
 from mmbench_lib.pipeline import runs as runs_mod  # noqa: E402
-from mmbench_lib.tasks import seed1 as seed1_mod, seed2 as seed2_mod  # noqa: E402
 from mmbench_lib.paper.ours import Column, every, field_in, group, has_tag  # noqa: E402
-from mmbench_lib.tasks import mmmu as mmmu_mod
+from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.core.uncertainty import compare_runs
 from mmbench_lib.analysis import plots
 from mmbench_lib.paper import figures
@@ -81,11 +80,11 @@ QUESTION_TYPE_COLUMNS = {
 
 def seed2_columns() -> dict[str, Column]:
     """Table 2's averages: plain means of dimension accuracies (source note)."""
-    return {f"{p}_acc": group(f"{p}_acc", seed2_mod.GROUPS[g], "dim_mean") for p, g, _ in SEED2_LEVELS}
+    return {f"{p}_acc": group(f"{p}_acc", get_task(owner("seed2_table2")).groups[g], "dim_mean") for p, g, _ in SEED2_LEVELS}
 
 
 def seed1_columns(average: str = "micro") -> dict[str, Column]:
-    return {f"{p}_acc": group(f"{p}_acc", seed1_mod.GROUPS[g], average) for p, g, _ in SEED1_GROUPS}
+    return {f"{p}_acc": group(f"{p}_acc", get_task(owner("seed1_table3")).groups[g], average) for p, g, _ in SEED1_GROUPS}
 
 
 def resolve_run(path) -> Path:
@@ -145,6 +144,19 @@ def _benchmark(run: Run) -> str:
     return run.benchmark
 
 
+def owner(table: str) -> str:
+    """The benchmark whose runs join the published table ``table``: the task listing it in ``published_tables``."""
+    names = [t.name for t in all_tasks() if table in t.published_tables]
+    if len(names) != 1:
+        raise ValueError(f"published table {table!r} is claimed by {names or 'no task'}; exactly one task must list it")
+    return names[0]
+
+
+def paper_tasks(paper: str) -> list[str]:
+    """The benchmarks whose tables a ``papers`` value renders (``Task.paper``)."""
+    return [t.name for t in all_tasks() if t.paper == paper]
+
+
 def _ours_rows(runs, benchmarks: Iterable[str], columns: dict[str, Column], decimals: int) -> list[dict]:
     """One row per run of ``benchmarks``: each column recomputed from the run's item rows, at the
     paper's print precision (so that a tie with a printed value is a tie)."""
@@ -198,7 +210,7 @@ def seed2_table2(runs=None) -> pd.DataFrame:
     Part-3 (Image output) and L3. A group our run does not hold completely is empty.
     """
     runs = _as_runs(runs)
-    ours = _ours_rows(runs, ["seed2"], seed2_columns(), 1)
+    ours = _ours_rows(runs, [owner("seed2_table2")], seed2_columns(), 1)
     df = _rerank(_with_ours(published.load("seed2_table2"), ours), published.RANKS["seed2_table2"])
     return _intervals(df, runs, seed2_columns(), 1, published.RANKS["seed2_table2"])
 
@@ -212,7 +224,7 @@ def seed1_table3(runs=None, average: str = "micro") -> pd.DataFrame:
     for the plain dimension means). Values at the paper's 2 decimals.
     """
     runs = _as_runs(runs)
-    ours = _ours_rows(runs, ["seed"], seed1_columns(average), 2)
+    ours = _ours_rows(runs, [owner("seed1_table3")], seed1_columns(average), 2)
     for row in ours:
         row["model_type"] = "ours"
     df = _rerank(_with_ours(published.load("seed1_table3"), ours), published.RANKS["seed1_table3"])
@@ -227,7 +239,7 @@ def seed1_leaderboard_table(runs=None) -> pd.DataFrame:
     df.insert(len(df.columns), "origin", PAPER)
     rows = []
     for r in _as_runs(runs):
-        if _benchmark(r) != "seed":
+        if _benchmark(r) != owner("seed1_fig5_leaderboards"):
             continue
         for d in r.metrics.get("per_dimension", []):
             acc = None if d.get("accuracy") is None else 100 * d["accuracy"]  # fractions in metrics.json
@@ -340,7 +352,7 @@ def _with_split_overall(name: str, runs, benchmark: str, cols: dict[str, Column]
 
 
 def mmmu_table2(runs=None) -> pd.DataFrame:
-    return _discipline_table("mmmu_table2", runs, "mmmu")
+    return _discipline_table("mmmu_table2", runs, owner("mmmu_table2"))
 
 
 #: MMMU Tables 4-9: one per discipline, a column per subject (published column -> subject)
@@ -363,17 +375,18 @@ def mmmu_subject_table(name: str, runs=None) -> pd.DataFrame:
     the run's split, each subject from the run's item rows, with bootstrap intervals."""
 
     discipline = MMMU_SUBJECT_TABLES[name]
-    subjects = {_subject_column(s): s for s in mmmu_mod.DISCIPLINES[discipline]}
+    task = get_task(owner(name))
+    subjects = {_subject_column(task.dimensions[i][0]): task.dimensions[i][0] for i in task.groups[discipline]}
     pub = published.load(name)
     missing = set(subjects) - set(pub.columns)
     if missing:
         raise ValueError(f"{name}: no published column for subject(s) {sorted(missing)}")
     cols = {c: Column(c, field_in("dimension", [s])) for c, s in subjects.items()}  # dimension = subject
-    return _with_split_overall(name, runs, "mmmu", cols, field_in("group", [discipline]))  # group = discipline
+    return _with_split_overall(name, runs, owner(name), cols, field_in("group", [discipline]))  # group = discipline
 
 
 def cmmmu_table4(runs=None) -> pd.DataFrame:
-    return _discipline_table("cmmmu_table4", runs, "cmmmu")
+    return _discipline_table("cmmmu_table4", runs, owner("cmmmu_table4"))
 
 
 def _published_with_ours(name: str, runs, benchmark: str, columns: dict[str, Column]) -> pd.DataFrame:
@@ -393,17 +406,18 @@ def _split(runs: list[Run], run_name) -> str | None:
 
 def mmmu_table3_difficulty(runs=None) -> pd.DataFrame:
     """MMMU Table 3 (Easy / Medium / Hard / Overall, test set) plus our runs (on their own split)."""
-    return _published_with_ours("mmmu_table3_difficulty", runs, "mmmu", DIFFICULTY_COLUMNS)
+    return _published_with_ours("mmmu_table3_difficulty", runs, owner("mmmu_table3_difficulty"), DIFFICULTY_COLUMNS)
 
 
 def cmmmu_table5_question_type(runs=None) -> pd.DataFrame:
     """CMMMU Table 5 (multiple-choice / fill-in-the-blank / true-or-false / overall) plus our runs."""
-    return _published_with_ours("cmmmu_table5_question_type", runs, "cmmmu", QUESTION_TYPE_COLUMNS)
+    return _published_with_ours("cmmmu_table5_question_type", runs, owner("cmmmu_table5_question_type"),
+                                QUESTION_TYPE_COLUMNS)
 
 
 def cmmmu_table6_difficulty(runs=None) -> pd.DataFrame:
     """CMMMU Table 6 (easy / medium / hard / overall) plus our runs; CMMMU's "middle" is medium."""
-    return _published_with_ours("cmmmu_table6_difficulty", runs, "cmmmu", DIFFICULTY_COLUMNS)
+    return _published_with_ours("cmmmu_table6_difficulty", runs, owner("cmmmu_table6_difficulty"), DIFFICULTY_COLUMNS)
 
 
 def mmmu_image_type_table(runs=None) -> pd.DataFrame:
@@ -414,7 +428,7 @@ def mmmu_image_type_table(runs=None) -> pd.DataFrame:
     table = published.load("mmmu_table12_image_types").copy()
     splits = {}
     for r in _as_runs(runs):
-        if _benchmark(r) != "mmmu":
+        if _benchmark(r) != owner("mmmu_table12_image_types"):
             continue
         columns = {t: Column(t, every if t == "Test Overall" else has_tag("image_type", t)) for t in table["image_type"]}
         items = ours_mod.item_rows(r)
@@ -554,7 +568,7 @@ def render_seed(out_dir, runs=None) -> dict[str, list[Path]]:
     out["seed1_fig5_leaderboards_table"] = save_table(lb, out_dir, "seed1_fig5_leaderboards", decimals=2)
     out["seed1_fig5_leaderboards"] = save_figure(seed1_leaderboards(lb), out_dir, "seed1_fig5_leaderboards")
     out["seed1_fig6_rank_heatmap"] = save_figure(seed1_heatmap(runs), out_dir, "seed1_fig6_rank_heatmap")
-    out.update(_paired(out_dir, runs, ["seed", "seed2"], "seed"))
+    out.update(_paired(out_dir, runs, paper_tasks("seed"), "seed"))
     return out
 
 
@@ -585,7 +599,7 @@ def render_mmmu(out_dir, runs=None) -> dict[str, list[Path]]:
     out["cmmmu_fig4_errors"] = save_figure(
         error_distribution("cmmmu_fig4_errors", "CMMMU, Fig. 4: GPT-4V error distribution"), out_dir,
         "cmmmu_fig4_errors")
-    out.update(_paired(out_dir, runs, ["mmmu", "cmmmu"], "mmmu"))
+    out.update(_paired(out_dir, runs, paper_tasks("mmmu"), "mmmu"))
     return out
 
 

@@ -10,7 +10,7 @@ from mmbench_lib.pipeline.letters import generate_letters
 from mmbench_lib.pipeline.ranking import rank_items, set_video_input
 from mmbench_lib.core.metrics import per_dimension, summarize
 from mmbench_lib.models import load_adapter
-from mmbench_lib.tasks.recipes import Recipe, get_recipe
+from mmbench_lib.tasks.recipes import get_recipe
 from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder  # noqa: F401 - re-exported
 from mmbench_lib.core.store import RunStore, shard_dir
 from mmbench_lib.pipeline.config import RunConfig

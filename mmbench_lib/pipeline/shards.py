@@ -13,7 +13,7 @@ import json
 import zlib
 from pathlib import Path
 
-from mmbench_lib import tasks as benchmarks
+from mmbench_lib.tasks.base import get_task
 from mmbench_lib.core.metrics import summarize
 from mmbench_lib.core.store import RunStore, read_jsonl, write_json_atomic
 
@@ -90,7 +90,7 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None) -> dict:
     first = json.loads(shards[(0, n)].read_text(encoding="utf-8"))
     store.update_manifest(**{k: v for k, v in first.items() if k != "shard"},
                           merged_from=[str(p) for p in shards.values()], num_shards=n)
-    metrics = summarize(store.rows(), benchmarks.get(benchmark).GROUPS)
+    metrics = summarize(store.rows(), get_task(benchmark).groups)
     counted = set(metrics)
     metrics.update(benchmark=benchmark, model=first.get("model", {}).get("name"),
                    recipe=first.get("recipe", {}).get("name"), reduction=first.get("recipe", {}).get("reduction"))

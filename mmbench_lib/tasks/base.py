@@ -32,13 +32,17 @@ data
     arguments the task's loader takes (recorded as they are in the manifest, so a reader can load the
     same items again). :meth:`run_args` (a ``RunConfig``), :meth:`manifest_args` (a manifest) and
     :meth:`demo_args` (the paths ``mmbench make-demo`` returns) build ``args``. ``hub_id``: the hub
-    dataset a ``source`` defaults to. ``demo_source_key``: the key of the demo paths that names the data
-    folder (``source``/``root`` of notebook 20). ``path_parameters``: the loader arguments that name files
-    or folders (or dicts of them), resolved from the repository root and checked to exist;
-    :meth:`data_parameters`: every argument the loader takes.
+    dataset a ``source`` defaults to. The demo builder: ``mmbench_lib.demo.make_demo`` writes each task's
+    demo set under its ``name`` in the official layout; ``demo_args`` turns those paths into ``args``
+    (``demo_source_key``: the key naming the data folder, the ``source`` of notebook 20; the SEED family:
+    ``demo_keys`` / ``demo_filters``). ``path_parameters``: the loader arguments that name files or
+    folders (or dicts of them), resolved from the repository root and checked to exist;
+    :meth:`data_parameters`: every argument the loader takes; :meth:`takes_split`: whether it selects a
+    split (a SEED file is one test set).
 parameters and checks (run by ``pipeline.preflight`` before any folder is made; each raises ValueError
 with one line saying what is accepted)
-    :meth:`check_split`, :meth:`check_selection` (``subjects`` / ``dimensions``), and
+    :meth:`check_split`, :meth:`check_selection` (``subjects`` / ``dimensions``; the SEED family's
+    ``named_selections`` such as ``image`` / ``video``), and
     ``parameter_choices``: notebook parameter -> allowed values this task fixes (e.g. SEED-2 ``level``).
 prompts, parser and outputs (generation tasks)
     :meth:`prompt`, :meth:`image_placeholders`, ``ocr_lang`` (tesseract language of the OCR baseline),
