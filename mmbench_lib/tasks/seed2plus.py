@@ -169,6 +169,7 @@ class Seed2PlusTask(SeedTask):
     named_selections = ()
     hub_id = HUB_ID
     demo_keys = ("annotation_file", "image_root")
+    path_parameters = ("annotation_file", "image_root")
     demo_filters = ("dimensions",)
     module = sys.modules[__name__]
 
