@@ -13,6 +13,7 @@ import pytest
 
 from mmbench_lib import __version__
 from mmbench_lib.models import MODEL_REGISTRY
+from mmbench_lib.models.family_records import RECORDS
 from mmbench_lib.tasks.recipes import RECIPES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,8 +45,11 @@ def test_version_and_examples_in_help(tmp_path):
 
 def test_list_models_names_every_registered_prefix(tmp_path):
     proc = cli(tmp_path, "list", "models")
-    lines = proc.stdout.splitlines()
+    lines, _, families = proc.stdout.partition("\n\n")
+    lines = lines.splitlines()
     assert proc.returncode == 0 and len(lines) == len(MODEL_REGISTRY)
+    table = families.splitlines()  # the family table: a title, the header, one row per family record
+    assert table[1].split()[:4] == ["family", "model", "types", "positions"] and len(table) == len(RECORDS) + 2
     for prefix in MODEL_REGISTRY:
         line = next(line for line in lines if line.split()[0].split(":")[0].split("[")[0] == prefix)
         assert len(line.split(None, 1)[1]) > 10, line  # a description, not only the spec

@@ -12,7 +12,7 @@
   (T5 language model: encoder-decoder scoring; OPT/Vicuna: decoder-only);
 - ``"tiny-<family>"``: random-weight models built from configs (tests, demos of the code path):
   ``tiny-llava``, ``tiny-llava-next``, ``tiny-llava-next-video``, ``tiny-llava-onevision``, ``tiny-qwen2-vl``,
-  ``tiny-qwen2.5-vl``, ``tiny-idefics3``, ``tiny-paligemma``, ``tiny-blip2-t5``,
+  ``tiny-qwen2.5-vl``, ``tiny-qwen3-vl``, ``tiny-qwen3-vl-moe``, ``tiny-gemma3``, ``tiny-mllama``, ``tiny-idefics3``, ``tiny-paligemma``, ``tiny-blip2-t5``,
   ``tiny-blip2-opt``, ``tiny-instructblip-t5``.
 
 - ``"openai:<served model name>"``: an OpenAI-compatible endpoint (vLLM, SGLang, ...) at

@@ -25,6 +25,15 @@ needs on top:
   forward recomputes the image features on every call (``pixel_values`` required) and returns
   the LM cache only inside ``language_model_outputs``, so the engine has no cache to reuse.
 
+- Qwen3-VL / Qwen3-VL-MoE: the ``Qwen2VL`` adapter (same vision markers, M-RoPE and ``rope_deltas``); through the
+  generic path a plain prompt with several images had no ``<|vision_start|>`` markers and ``get_rope_index`` failed.
+- Gemma 3: the generic adapter, a batch's images nested per row (its processor's layout); reference scorer (its
+  sliding-window layers' cache), generation batched through ``generate``.
+- ``Mllama`` (Llama 3.2 Vision): ``cross_attention_mask`` extended over a choice by repeating the prompt's last
+  token's row (``scoring.reference.LAST``), as ``generate`` does; reference scorer (per-prompt cross-attention caches).
+
+Which class serves which ``model_type``, and why a fast path is not taken, is in ``family_records``.
+
 Native video (``NATIVE_VIDEO_TYPES`` and ``Qwen2VL``): a request's ``Video`` (a SEED video item's officially
 sampled frames, SEED-Bench §3.4) goes to the processor as one clip (``videos=``) behind the family's video token,
 before the text; Qwen2-VL's temporal patches get M-RoPE temporal positions, which the engine reads back as

@@ -119,11 +119,13 @@ def types_with(**conditions) -> frozenset[str]:
     return frozenset(t for r in RECORDS if all(getattr(r, k) == v for k, v in conditions.items()) for t in r.model_types)
 
 
-def check_refused(model) -> None:
-    """``ValueError`` (one line) for a family the suite refuses to run."""
-    r = record_of(model)
+def check_refused(model_or_config) -> None:
+    """``ValueError`` (one line) for a family the suite refuses to run; takes a loaded model or its config
+    (the hub loader checks the config before reading any weights)."""
+    cfg = getattr(model_or_config, "config", model_or_config)
+    r = record_for(getattr(cfg, "model_type", ""))
     if r.refused:
-        raise ValueError(f"{r.name} ({model.config.model_type}) is not supported: {r.refused}")
+        raise ValueError(f"{r.name} ({cfg.model_type}) is not supported: {r.refused}")
 
 
 def table() -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from mmbench_lib.models import embedded
 from mmbench_lib.models.adapters import image_text_adapter
 from mmbench_lib.models.registry import DESCRIPTIONS, register_model
+from mmbench_lib.models.family_records import check_refused
 from mmbench_lib.models.tiny_specs import TINY_FAMILIES
 
 
@@ -68,6 +69,7 @@ def load_image_text(target, *, prefix, placement, dtype, scorer, revision, trust
         "instructblip": transformers.InstructBlipForConditionalGeneration,
     }[prefix]
     kw = {"revision": revision, "trust_remote_code": trust_remote_code}
+    check_refused(transformers.AutoConfig.from_pretrained(target, **kw))  # before any weights are read
     model = _pretrained(model_class, target, placement, dtype, **kw)
     processor = AutoProcessor.from_pretrained(target, **kw)
     info = {"model_id": target, "revision": revision, "trust_remote_code": trust_remote_code,

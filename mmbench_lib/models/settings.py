@@ -37,3 +37,20 @@ class ModelSettings:
 
 
 NONE = ModelSettings()
+
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+
+
+def split_thinking(text: str) -> tuple[str | None, str]:
+    """``(trace, answer)`` of a thinking model's response: the ``<think>...</think>`` trace (None when there is
+    none) and the text after it, which is what the benchmark's official parser reads (a trace the token limit
+    cut before ``</think>`` leaves no answer). A response without the tags is the answer unchanged."""
+    start = text.find(THINK_OPEN)
+    end = text.find(THINK_CLOSE)
+    if end >= 0 and (start < 0 or start < end):  # templates that open the trace in the prompt leave only </think>
+        trace = text[start + len(THINK_OPEN) if start >= 0 else 0:end]
+        return trace.strip(), (text[:max(start, 0)] + text[end + len(THINK_CLOSE):]).strip()
+    if start >= 0:
+        return text[start + len(THINK_OPEN):].strip(), text[:start].strip()
+    return None, text

@@ -42,6 +42,7 @@ from mmbench_lib.core.requests import GenerateRequest
 from mmbench_lib.core.rows import base_row, failed_row, ok_row
 from mmbench_lib.core.store import RunStore
 from mmbench_lib.models import load_adapter
+from mmbench_lib.models.settings import split_thinking
 from mmbench_lib.pipeline import rescoring as responses
 from mmbench_lib.pipeline.backend import call_size, with_backend
 from mmbench_lib.pipeline.baselines import BASELINES, FrequentAnswer, RandomAnswer, frequent_table  # noqa: F401
@@ -112,7 +113,10 @@ class GenerationProtocol:
 
     def finish(self, item: Item, request, g) -> dict:
         req, extra = request
-        return ok_row(item, response=g.text, num_tokens=g.num_tokens, truncated=bool(g.hit_limit),
+        trace, answer = split_thinking(g.text)  # a thinking trace is kept in the row, not read by the parser
+        if trace is not None:
+            extra = {**extra, "thinking": trace}
+        return ok_row(item, response=answer, num_tokens=g.num_tokens, truncated=bool(g.hit_limit),
                       max_new_tokens=req.max_new_tokens, **extra)
 
     def failed(self, item: Item, error: str) -> dict:

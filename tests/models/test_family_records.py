@@ -49,6 +49,9 @@ def test_a_refused_family_stops_before_the_run_with_one_line():
 
     with pytest.raises(ValueError, match=r"^InternVL \(internvl\) is not supported: not yet tested"):
         make_image_text_adapter(Loaded(), None, "vlm:x")
+    with pytest.raises(ValueError, match=r"^GLM-4.1V / 4.5V \(glm4v\) is not supported"):
+        fr.check_refused(AutoConfig.for_model("glm4v"))  # a hub model's config, before its weights are read
+    fr.check_refused(AutoConfig.for_model("qwen3_vl"))
 
 
 @pytest.mark.parametrize("spec", NEW_FAMILIES)

@@ -67,3 +67,28 @@ def test_run_config_carries_the_settings_to_the_adapter_and_checks_them(tmp_path
         RunConfig("mmmu", tmp_path, source="x", processor_kwargs="max_pixels=3")
     with pytest.raises(ValueError, match="need a model with a processor"):
         load_adapter("smollm2", device="cpu", settings=ModelSettings(processor_kwargs={"max_pixels": 1}))
+
+
+@pytest.mark.parametrize("text, trace, answer", [
+    ("<think>A is red, so A.</think>\n\nThe answer is (A).", "A is red, so A.", "The answer is (A)."),
+    ("The sky is blue.</think>Answer: B", "The sky is blue.", "Answer: B"),  # the template opened the trace
+    ("<think>Counting the apples: one, two", "Counting the apples: one, two", ""),  # cut by the token limit
+    ("The answer is (C).", None, "The answer is (C)."),
+])
+def test_thinking_traces_are_split_from_the_answer_the_parser_reads(text, trace, answer):
+    from mmbench_lib.models.settings import split_thinking
+
+    assert split_thinking(text) == (trace, answer)
+
+
+def test_a_generation_row_keeps_the_trace_and_gives_the_parser_the_answer(demo):
+    from mmbench_lib.core.requests import Generation
+    from mmbench_lib.pipeline.generation import GenerationProtocol, build_prompt
+    from mmbench_lib.tasks import mmmu
+
+    item = mmmu.load(demo["mmmu"]["source"], split="validation")[0]
+    req = GenerateRequest(item.id, build_prompt(item)[0], [], max_new_tokens=64)
+    row = GenerationProtocol.finish(None, item, (req, {}), Generation("<think>Option B fits.</think> (B)", 9, False))
+    assert row["response"] == "(B)" and row["thinking"] == "Option B fits." and row["num_tokens"] == 9
+    plain = GenerationProtocol.finish(None, item, (req, {}), Generation("(B)", 2, False))
+    assert plain["response"] == "(B)" and "thinking" not in plain
