@@ -22,18 +22,19 @@ class Family:
     loader: Callable
     endpoint: bool  # takes endpoint options (base_url, api_key_env, ...) instead of the local-model ones
     needs_target: bool  # the spec must name something after the ":" (a hub id, a served model)
+    settings: tuple = ()  # an endpoint family's local settings from load_adapter (dtype, revision, ...)
 
 
 MODEL_REGISTRY: dict[str, Family] = {}
 
 
-def register_model(*prefixes: str, endpoint: bool = False, needs_target: bool = False):
+def register_model(*prefixes: str, endpoint: bool = False, needs_target: bool = False, settings: tuple = ()):
     """Decorator registering ``loader(target, **options)`` under each of ``prefixes``."""
     def decorate(loader):
         for p in prefixes:
             if p in MODEL_REGISTRY and MODEL_REGISTRY[p].loader is not loader:
                 raise ValueError(f"model prefix {p!r} is already registered by {MODEL_REGISTRY[p].loader.__qualname__}")
-            MODEL_REGISTRY[p] = Family(p, loader, endpoint, needs_target)
+            MODEL_REGISTRY[p] = Family(p, loader, endpoint, needs_target, tuple(settings))
         return loader
     return decorate
 

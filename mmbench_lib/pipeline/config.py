@@ -23,7 +23,10 @@ from mmbench_lib.tasks.recipes import RECIPES
 
 DTYPES = (None, "auto", "float32", "float16", "bfloat16")
 DEVICE_RE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
-ENDPOINT_KEYS = {"base_url", "api_key_env", "concurrency", "max_retries", "timeout", "backoff", "max_backoff"}
+ENDPOINT_KEYS = {"base_url", "api_key_env", "concurrency", "max_retries", "timeout", "backoff", "max_backoff",
+                 "max_retry_after", "extra_body", "server", "tokenizer",  # openai: and vllm:
+                 "tensor_parallel_size", "data_parallel_size", "gpu_memory_utilization", "max_model_len",  # vllm:
+                 "kv_cache_memory_bytes", "enforce_eager", "start_timeout", "server_args", "python"}
 
 #: field -> accepted types (``None`` allowed where listed); checked before anything else
 _TYPES: dict[str, tuple] = {
@@ -132,8 +135,9 @@ class RunConfig:
         unknown = set(self.endpoint) - ENDPOINT_KEYS
         if unknown:
             raise ValueError(f"RunConfig.endpoint: unknown option(s) {sorted(unknown)}; known: {sorted(ENDPOINT_KEYS)}")
-        if self.endpoint and not self.model.startswith("openai:"):
-            raise ValueError(f"RunConfig.endpoint: endpoint options apply only to openai:<model>, not {self.model!r}")
+        if self.endpoint and not self.model.startswith(("openai:", "vllm:")):
+            raise ValueError(f"RunConfig.endpoint: endpoint options apply only to openai:<model> and vllm:<model>, "
+                             f"not {self.model!r}")
         if self.subjects in ("all", [], ()):
             self.subjects = None
         elif isinstance(self.subjects, (str, tuple)):
