@@ -115,8 +115,9 @@ def load_vllm(target, *, dtype=None, revision=None, trust_remote_code=False, app
                "kv_cache_memory_bytes": kv_cache_memory_bytes, "enforce_eager": bool(enforce_eager)}
     if dtype in (None, "auto"):
         dtype = None if _has_cuda() else "float32"  # the HF path's choice: fp32 on the CPU
-    info = {"served": source, "dtype": dtype or "auto", **options}
+    info = {"served": source, "dtype": dtype or "auto"}
     if base_url is None:
+        info.update(options)
         extra = list(server_args)
         if revision:
             extra += ["--revision", revision]
@@ -128,7 +129,7 @@ def load_vllm(target, *, dtype=None, revision=None, trust_remote_code=False, app
         info.update(started_by_suite=True, start_s=round(srv.started_s, 1), log=str(srv.log_path),
                     command=" ".join(srv.command[1:]))
     else:
-        info.update(started_by_suite=False)
+        info.update(started_by_suite=False, server_options="those of the running server (not set by the suite)")
     adapter = VLLMAdapter(target, base_url, tokenizer, is_vision_language(source), append_eos, info, **client)
     if adapter.server_kind() == "vllm":
         adapter.server_version = (adapter._get_json("/version") or {}).get("version")

@@ -199,3 +199,21 @@ def test_run_config_takes_vllm_options_only_for_server_specs(demo, tmp_path):
     runs.RunConfig("seed", tmp_path, data=data, model="vllm:smollm2", endpoint={"tensor_parallel_size": 8})
     with pytest.raises(ValueError, match="apply only to openai:<model> and vllm:<model>"):
         runs.RunConfig("seed", tmp_path, data=data, model="smollm2", endpoint={"tensor_parallel_size": 8})
+
+
+def test_the_gpu_estimate_prices_vllm_beside_the_hf_engine():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "vllm_gpu_estimate.py"
+    out = json.loads(subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True,
+                                    timeout=120).stdout)
+    ms = out["seed2_ranking"]["per_question_ms"]
+    # prompt_logprobs requests do not read the prefix cache: the LM pays k (P + C) tokens as the reference does,
+    # the image once, so vLLM lands between the HF engine and the reference scorer
+    assert ms["hf_engine"] < ms["vllm_if_prefix_cache_were_read"] < ms["vllm_prompt_logprobs"] < ms["hf_reference"]
+    one, eight = out["seed2_ranking"]["minutes_one_gpu"], out["seed2_ranking"]["minutes_8_gpus"]
+    assert abs(eight["vllm_prompt_logprobs"] * 8 - one["vllm_prompt_logprobs"]) < 0.1
+    gen = out["mmmu_generation"]["per_question_ms"]
+    assert gen["vllm_concurrency_32"] < gen["hf_one_at_a_time"] and out["kv_rows_that_fit"] > 32
