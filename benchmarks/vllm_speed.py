@@ -12,7 +12,7 @@ reported apart and not in any rate). Both sides go through the suite's run funct
   HF batched path and through vLLM (32 requests in flight): questions/second, parsed-answer agreement, identical
   token sequences (``generate_ids``) and the share of new tokens before the first difference.
 
-    .venv/bin/python benchmarks/vllm_speed.py [--quick]
+    .venv/bin/python benchmarks/vllm_speed.py [--quick] [--base-url http://127.0.0.1:8000/v1]
 """
 from __future__ import annotations
 
@@ -101,6 +101,7 @@ def mmmu_generation(hf, vl, demo, tmp: Path, limit) -> dict:
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="8 questions of each")
+    ap.add_argument("--base-url", help="a running `vllm:smollm2` server (fp32) instead of starting one")
     a = ap.parse_args(argv)
     from mmbench_lib.demo import make_demo
     from mmbench_lib.models import load_adapter, vllm_server
@@ -113,15 +114,15 @@ def main(argv=None) -> dict:
     demo = make_demo(tmp / "demo")
     hf = load_adapter("smollm2", device="cpu", scorer="shared-prefix")
     t = time.perf_counter()
-    vl = load_adapter("vllm:smollm2", **VLLM_OPTIONS)
+    vl = load_adapter("vllm:smollm2", **({"dtype": "float32", "base_url": a.base_url} if a.base_url else VLLM_OPTIONS))
     start = time.perf_counter() - t
-    log(f"vllm serve ready in {start:.0f} s")
+    log(f"vllm serve ready in {start:.0f} s" if not a.base_url else f"vllm serve at {a.base_url}")
     try:
         result = {"machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
                               "load_average": os.getloadavg()[0]},
                   "vllm": {**{k: v for k, v in vl.describe().items() if k in (
                       "server_version", "dtype", "kv_cache_memory_bytes", "enforce_eager", "concurrency")},
-                      "start_seconds": round(start, 1)},
+                      "start_seconds": None if a.base_url else round(start, 1), "started_here": not a.base_url},
                   "seed_ranking": seed_ranking(hf, vl, demo, tmp, limit),
                   "mmmu_generation": mmmu_generation(hf, vl, demo, tmp, limit)}
     finally:
