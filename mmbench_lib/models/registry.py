@@ -23,20 +23,24 @@ class Family:
     endpoint: bool  # takes endpoint options (base_url, api_key_env, ...) instead of the local-model ones
     needs_target: bool  # the spec must name something after the ":" (a hub id, a served model)
     can_rank: bool = True  # gives log-likelihoods of given continuations (the ranking protocol needs them)
+    settings: tuple = ()  # an endpoint family's local settings from load_adapter (dtype, revision, ...)
 
 
 MODEL_REGISTRY: dict[str, Family] = {}
 
 
-def register_model(*prefixes: str, endpoint: bool = False, needs_target: bool = False, can_rank: bool = True):
+def register_model(*prefixes: str, endpoint: bool = False, needs_target: bool = False, can_rank: bool = True,
+                   settings: tuple = ()):
     """Decorator registering ``loader(target, **options)`` under each of ``prefixes``. ``can_rank=False``:
     its adapters cannot score given continuations (a chat endpoint without prompt log-probabilities),
-    so ranking recipes refuse it before the run (:func:`rank_problem`)."""
+    so ranking recipes refuse it before the run (:func:`rank_problem`) unless its server is declared as
+    one that returns prompt log-probabilities (``endpoint={"server": "vllm"}``). ``settings``: an endpoint
+    family's local settings from ``load_adapter`` (dtype, revision, ...)."""
     def decorate(loader):
         for p in prefixes:
             if p in MODEL_REGISTRY and MODEL_REGISTRY[p].loader is not loader:
                 raise ValueError(f"model prefix {p!r} is already registered by {MODEL_REGISTRY[p].loader.__qualname__}")
-            MODEL_REGISTRY[p] = Family(p, loader, endpoint, needs_target, can_rank)
+            MODEL_REGISTRY[p] = Family(p, loader, endpoint, needs_target, can_rank, tuple(settings))
         return loader
     return decorate
 
@@ -59,14 +63,16 @@ def check_spec(spec: str) -> Family:
     return family
 
 
-def rank_problem(spec: str) -> str | None:
+def rank_problem(spec: str, endpoint: dict | None = None) -> str | None:
     """Why ``spec`` cannot rank choices by log-likelihood (the SEED ranking recipes), or ``None`` if it can
-    (an unknown spec is :func:`check_spec`'s to refuse)."""
+    (an unknown spec is :func:`check_spec`'s to refuse). An endpoint declared as a vLLM server
+    (``endpoint={"server": "vllm"}``) ranks through prompt log-probabilities."""
     family = MODEL_REGISTRY.get(split_spec(spec)[0])
-    if family is None or family.can_rank:
+    if family is None or family.can_rank or (endpoint or {}).get("server") == "vllm":
         return None
     return (f"{spec!r} cannot rank choices: its endpoint returns no log-probabilities of given answers; use a "
-            f"generated-letter recipe (recipe lmms-eval-gen or vlmevalkit-gen) or a local model")
+            f"generated-letter recipe (recipe lmms-eval-gen or vlmevalkit-gen), a local model, vllm:<model>, or "
+            f"declare a vLLM server (endpoint server: vllm)")
 
 
 #: one line per prefix for ``mmbench list models`` where a loader serves several prefixes

@@ -34,7 +34,10 @@ BACKENDS = {
 }
 #: the back-end a spec prefix implies; the in-process back-ends (hf, batched) take any other spec
 SERVED = {"openai:": "openai", "vllm:": "vllm"}
-ENDPOINT_KEYS = {"base_url", "api_key_env", "concurrency", "max_retries", "timeout", "backoff", "max_backoff"}
+ENDPOINT_KEYS = {"base_url", "api_key_env", "concurrency", "max_retries", "timeout", "backoff", "max_backoff",
+                 "max_retry_after", "extra_body", "server", "tokenizer",  # openai: and vllm:
+                 "tensor_parallel_size", "data_parallel_size", "gpu_memory_utilization", "max_model_len",  # vllm:
+                 "kv_cache_memory_bytes", "enforce_eager", "start_timeout", "server_args", "python"}
 
 #: field -> accepted types (``None`` allowed where listed); checked before anything else
 _TYPES: dict[str, tuple] = {
@@ -155,8 +158,9 @@ class RunConfig:
         unknown = set(self.endpoint) - ENDPOINT_KEYS
         if unknown:
             raise ValueError(f"RunConfig.endpoint: unknown option(s) {sorted(unknown)}; known: {sorted(ENDPOINT_KEYS)}")
-        if self.endpoint and not self.model.startswith("openai:"):
-            raise ValueError(f"RunConfig.endpoint: endpoint options apply only to openai:<model>, not {self.model!r}")
+        if self.endpoint and not self.model.startswith(("openai:", "vllm:")):
+            raise ValueError(f"RunConfig.endpoint: endpoint options apply only to openai:<model> and vllm:<model>, "
+                             f"not {self.model!r}")
         self._check_backend()
         if not all(isinstance(x, str) and x for x in self.stop_strings):
             raise ValueError(f"RunConfig.stop_strings: expected non-empty strings, got {list(self.stop_strings)!r}")
@@ -188,8 +192,8 @@ class RunConfig:
                 check_spec(self.model)
             except ValueError as e:
                 raise ValueError(f"RunConfig.model: {e}") from None
-        if self.protocol == "ranking" and not RECIPES[self.recipe].generates and rank_problem(self.model):
-            raise ValueError(f"RunConfig.model: {rank_problem(self.model)}")
+        if self.protocol == "ranking" and not RECIPES[self.recipe].generates and rank_problem(self.model, self.endpoint):
+            raise ValueError(f"RunConfig.model: {rank_problem(self.model, self.endpoint)}")
 
     def _check_backend(self) -> None:
         self._known("backend", self.backend, ("auto", *BACKENDS))

@@ -27,7 +27,7 @@ class Server:
         self.adapter, self.fail_first, self.stall_first, self.stall_s, self.status = adapter, fail_first, stall_first, stall_s, status
         self.misbehave, self.retry_after, self.trickle_s = misbehave, retry_after, trickle_s
         self.requests, self.completions, self.lock = 0, 0, threading.Lock()
-        self.images_seen, self.auth = 0, None
+        self.images_seen, self.auth, self.bodies = 0, None, []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -40,6 +40,8 @@ class Server:
                     n = server.requests
                     server.auth = self.headers.get("Authorization")
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.bodies.append(body)
                 if n <= server.stall_first:
                     time.sleep(server.stall_s)
                 if n <= server.fail_first:

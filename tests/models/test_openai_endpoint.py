@@ -65,7 +65,7 @@ def test_a_run_through_the_endpoint_resumes_without_asking_again(smollm2, demo, 
 
 
 def test_endpoint_cannot_rank():
-    ep = load_adapter("openai:m", base_url="http://127.0.0.1:9/v1")
+    ep = load_adapter("openai:m", base_url="http://127.0.0.1:9/v1", server="other")
     with pytest.raises(NotImplementedError, match="no prompt log-likelihoods"):
         ep.score_choices([])
 
