@@ -864,3 +864,32 @@ def test_more_shards_than_items_run_and_merge_through_the_notebook(demo_dir, out
         run_notebook(NB10, None, {**params, "shard_index": k, "num_shards": 3}, run_id="e", progress=False)
     folder = run_notebook(NB10, None, {**params, "num_shards": 3, "merge_shards": True}, run_id="e", progress=False)
     assert json.loads((folder / "merge.json").read_text()) == {"shards": 3, "items": 1}
+
+
+def test_every_item_of_one_dimension_failed_is_a_failure(demo, tmp_path):
+    """Issue: with the official frame folders every SEED v1 video question failed and the run still ended
+    with exit 0, its headline over the image questions only. A dimension whose items all failed is now a
+    failure line (exit 3), unless the user accepts partial runs with ``--max-failed``."""
+    import json
+
+    from mmbench_lib.analysis.results import failure_problem, write_results
+    from mmbench_lib.pipeline.config import RunConfig
+
+    d = demo["seed"]
+    questions = json.loads(Path(d["annotation_file"]).read_text(encoding="utf-8"))["questions"]
+    dim1 = {q["data_id"] for q in questions if q["question_type_id"] == 1}
+    shutil.copytree(d["image_root"], tmp_path / "cc3m")
+    for f in (tmp_path / "cc3m").iterdir():
+        if f.name in dim1:
+            f.write_bytes(b"\x89PNG broken")
+    data = {**runs.demo_args("seed", demo), "image_root": str(tmp_path / "cc3m"), "dimensions": [1, 2]}
+    runs.evaluate(RunConfig("seed", tmp_path / "run", data=data, model="random", progress=False))
+    results = write_results(tmp_path / "run")
+    run = results["runs"][0]
+    n_dim1 = sum(q["question_type_id"] == 1 for q in questions)
+    assert [x["n"] for x in run["all_failed_dimensions"]] == [n_dim1]
+    assert "unreadable image" in run["all_failed_dimensions"][0]["reason"]
+    assert run["summary"]["n"] > 0  # the other dimension scored
+    line = failure_problem(results)
+    assert line and "every item of 1 dimension(s) failed" in line and "--max-failed" in line
+    assert failure_problem(results, 0.9) is None  # asked for: a partial run stands

@@ -78,7 +78,8 @@ def run_result(run, top: Path) -> dict:
     return {"run": top.name if rel == "." else rel, "benchmark": run.benchmark,
             "model": run.metrics.get("label") or first.get("model") or run.metrics.get("model"),
             "protocol": _protocol(run.protocol, first.get("recipe")), "recipe": first.get("recipe"), "split": run.metrics.get("split"),
-            "scope": scope, "summary": summary, "failures": failure_reasons(run.samples), "metrics": run.metrics}
+            "scope": scope, "summary": summary, "failures": failure_reasons(run.samples),
+            "all_failed_dimensions": all_failed_dimensions(run.samples), "metrics": run.metrics}
 
 
 def _reason(error) -> str:
@@ -110,19 +111,39 @@ def failure_reasons(samples, top: int = 10) -> list[dict]:
     return out
 
 
+def all_failed_dimensions(samples) -> list[dict]:
+    """The dimensions (subjects, categories) of a sub-run in which every item failed, e.g. every video
+    question of a SEED v1 run whose frames were not found: ``[{"dimension", "n", "reason"}, ...]``."""
+    if not len(samples) or "status" not in samples or "dimension" not in samples:
+        return []
+    out = []
+    for dim, g in samples.groupby("dimension", sort=True):
+        if len(g) and (g["status"] == "failed").all():
+            out.append({"dimension": str(dim), "n": len(g), "reason": _reason(g["error"].iloc[0])})
+    return out
+
+
 def failure_problem(results: dict, max_failed: float | None = None) -> str | None:
     """One line when a run's failures make its numbers untrustworthy, else ``None``: every item of a
-    sub-run failed, or (``max_failed``, a fraction in [0, 1]) more than that share of its items failed.
-    The line gives the counts and the reasons with their counts (``results["runs"][i]["failures"]``)."""
+    sub-run failed; with ``max_failed`` (a fraction in [0, 1]) more than that share of its items failed;
+    without it, every item of one kind failed (all the items of a dimension, e.g. every video question),
+    which would leave a headline number over the other kinds only. Giving ``max_failed`` is asking for
+    partial runs: then only the share counts. The line gives the counts and the reasons with their counts
+    (``results["runs"][i]["failures"]``)."""
     for r in results.get("runs", []):
         s = r.get("summary") or {}
         failed, n = s.get("failed") or 0, (s.get("n") or 0) + (s.get("failed") or 0)
         if not failed:
             continue
+        why = "; ".join(f"{g['n']} x {g['reason']} (e.g. {g['example_id']})" for g in r.get("failures") or [])
         if failed == n or (max_failed is not None and failed / n > max_failed):
-            why = "; ".join(f"{g['n']} x {g['reason']} (e.g. {g['example_id']})" for g in r.get("failures") or [])
             limit = "every item" if failed == n else f"more than max_failed={max_failed:g} of the items"
             return f"run {r['run']}: {failed} of {n} items failed ({limit}): {why or 'see predictions.jsonl'}"
+        dims = r.get("all_failed_dimensions") or []
+        if max_failed is None and dims:
+            named = ", ".join(f"{d['dimension']} ({d['n']})" for d in dims[:6]) + (" ..." if len(dims) > 6 else "")
+            return (f"run {r['run']}: every item of {len(dims)} dimension(s) failed: {named}; the headline covers the "
+                    f"others only ({why}); fix the data, or accept a partial run with --max-failed FRACTION")
     return None
 
 
