@@ -1,6 +1,6 @@
 """MMMU: the Hugging Face layout (``MMMU/MMMU``, one config per subject, splits dev/validation/test).
 
-Spec/protocols.md §3.1 (schema), §3.2 (disciplines), §3.10 (pitfalls). ``source`` is a hub id
+docs/protocols.md §3.1 (schema), §3.2 (disciplines), §3.10 (pitfalls). ``source`` is a hub id
 (read with ``datasets.load_dataset(source, subject, split=...)``) or a local folder holding the
 hub repository's parquet files, ``<folder>/<Subject>/<split>-*.parquet``. Images are written once
 to a cache folder as PNG, so ``Item.images`` are file paths; ``<image k>`` placeholders stay
@@ -25,25 +25,25 @@ BENCHMARK = "mmmu"
 HUB_ID = "MMMU/MMMU"
 SPLITS = ("dev", "validation", "test")
 SPLIT_ALIASES = {"val": "validation"}
-NUM_IMAGE_COLUMNS = 7  # image_1 .. image_7 (spec §3.1)
+NUM_IMAGE_COLUMNS = 7  # image_1 .. image_7 (docs/protocols.md §3.1)
 PLACEHOLDER = re.compile(r"<image (\d+)>")
 HUB_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
-#: HF ``question_type`` -> ours; the official key calls open questions "short-answer" (spec §3.1, §6.4).
+#: HF ``question_type`` -> ours; the official key calls open questions "short-answer" (docs/protocols.md §3.1, §6.4).
 QUESTION_TYPES = {"multiple-choice": "multiple-choice", "open": "short-answer", "short-answer": "short-answer"}
 
-#: Discipline -> subjects, reused from the parser module (spec §3.2).
+#: Discipline -> subjects, reused from the parser module (docs/protocols.md §3.2).
 DISCIPLINES = parser.DISCIPLINES
 SUBJECT_TO_DISCIPLINE = parser.SUBJECT_TO_DISCIPLINE
 SUBJECTS: list[str] = [s for subs in DISCIPLINES.values() for s in subs]
-#: Short key (``acc``) -> subject, in official processing order (spec §3.2, §3.7).
+#: Short key (``acc``) -> subject, in official processing order (docs/protocols.md §3.2, §3.7).
 SHORT_KEYS = parser.SUBJECT_ORDER
 
 #: Dimension id per subject (1-30, in the discipline table order), so ``metrics`` can group them.
 SUBJECT_IDS: dict[str, int] = {s: i for i, s in enumerate(SUBJECTS, start=1)}
 #: id -> (subject, discipline), the same shape the SEED modules use (name first).
 DIMENSIONS: dict[int, tuple[str, str]] = {i: (s, SUBJECT_TO_DISCIPLINE[s]) for s, i in SUBJECT_IDS.items()}
-#: Metric groups: each discipline ("Overall-<Discipline>") and "Overall", question-weighted (spec §3.8).
+#: Metric groups: each discipline ("Overall-<Discipline>") and "Overall", question-weighted (docs/protocols.md §3.8).
 GROUPS: dict[str, tuple[int, ...]] = {
     **{d: tuple(SUBJECT_IDS[s] for s in subs) for d, subs in DISCIPLINES.items()},
     "Overall": tuple(SUBJECT_IDS[s] for s in SUBJECTS),
@@ -132,7 +132,7 @@ def write_image(value, dest_dir: Path, stem: str, root=None) -> tuple[str | None
 
 
 def placeholder_order(question: str, options: list[str]) -> list[int]:
-    """Image numbers k in order of first appearance of ``<image k>`` in question, then options (spec §3.1, P-M4)."""
+    """Image numbers k in order of first appearance of ``<image k>`` in question, then options (docs/protocols.md §3.1, P-M4)."""
     seen: list[int] = []
     for text in [question, *options]:
         for m in PLACEHOLDER.finditer(text):
@@ -167,7 +167,7 @@ def _strings(values, path, item_id, field) -> list[str]:
 
 
 def record_to_item(rec: dict, subject: str, split: str, path, image_dir: Path, data_root=None) -> Item:
-    """One HF row -> ``Item`` (spec §3.1); raises DataError naming file, item and field."""
+    """One HF row -> ``Item`` (docs/protocols.md §3.1); raises DataError naming file, item and field."""
     qid = rec.get("id")
     if not isinstance(qid, str) or not qid:
         raise DataError(str(path), f"missing or non-string id {qid!r}", None, "id")
@@ -185,7 +185,7 @@ def record_to_item(rec: dict, subject: str, split: str, path, image_dir: Path, d
 
     answer = rec.get("answer")
     if split == "test" or answer in (None, "", "?"):
-        gold = None  # withheld (spec §3.1)
+        gold = None  # withheld (docs/protocols.md §3.1)
     else:
         gold = parser.parse_gold(answer)
         if qtype == "multiple-choice":
@@ -313,7 +313,7 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "validation", subjects
 
 # --------------------------------------------------------------------------------------------- generation protocol
 # What the generation pipeline (``mmbench_lib.pipeline.generation``) asks of this benchmark:
-# the official prompt (spec §3.3), the OCR placeholders, the options a baseline may pick
+# the official prompt (docs/protocols.md §3.3), the OCR placeholders, the options a baseline may pick
 # (MMMU §4.1), the official output files (§3.7) and the test-split submission (§3.9).
 
 from collections import OrderedDict  # noqa: E402
@@ -339,7 +339,7 @@ def load_split(source, split: str, subjects=None, cache_dir=None) -> list[Item]:
 
 
 def generation_prompt(item: Item) -> str:
-    """The official prompt (spec §3.3)."""
+    """The official prompt (docs/protocols.md §3.3)."""
     return parser.prompt(item.question, item.choices, item.question_type)
 
 
@@ -372,7 +372,7 @@ def baseline_answer(item: Item, value: str) -> str:
 
 
 def write_official(items: list[Item], stored: dict, root: Path):
-    """``root/<Subject>/output.json`` of the ok rows (spec §3.7); returns what
+    """``root/<Subject>/output.json`` of the ok rows (docs/protocols.md §3.7); returns what
     ``rescoring.score_responses`` reads (``(root, None)``), or ``None`` when nothing is stored."""
     by_subject: dict[str, list[dict]] = OrderedDict()
     for it in items:
@@ -396,7 +396,7 @@ def write_official(items: list[Item], stored: dict, root: Path):
 
 def write_submission(items: list[Item], stored: dict, rows: list[dict], out: Path) -> Path:
     """``submission.json``: ``{id: prediction}`` (MC: the parsed letter; open: the raw response,
-    re-parsed by the scorer; spec §3.9)."""
+    re-parsed by the scorer; docs/protocols.md §3.9)."""
     by_id = {r["id"]: r for r in rows}
     sub = {}
     for it in items:
