@@ -1,4 +1,4 @@
-"""The package's layers: data flows one way (spec/architecture.md).
+"""The package's layers: data flows one way (docs/architecture.md).
 
 Walks every import of every ``mmbench_lib`` module (an AST walk, nothing is imported) and fails on
 - an import cycle between modules;

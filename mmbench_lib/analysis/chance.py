@@ -6,7 +6,7 @@ the ``random_expected`` of ``core.metrics``, 1 / options): a uniformly random op
 right with probability (gold options) / (options); a CMMMU true/false question 1/2; an open
 (MMMU short answer, CMMMU fill-in) question 0, since Random Choice answers it empty. A CMMMU
 multiple-choice question with several gold letters (``"AC"``) is right only if all are named
-(``spec/protocols.md`` §4.4: the official scorer compares the letter strings), which one random
+(``docs/protocols.md`` §4.4: the official scorer compares the letter strings), which one random
 letter never does: 0.
 
 Items differ in their number of options (MMMU has 2-9), so the number of correct answers under chance

@@ -4,8 +4,8 @@
 A run folder holds ``manifest.json`` (or shard manifests ``manifest.shard-KK-of-NN.json``, in the folder or, as
 ``mmbench run`` writes them, in its shard folders ``shards/<k>-of-<n>/``),
 ``metrics.json`` (schema in :mod:`mmbench_lib.core.metrics`, version 1 files upgraded on read) and
-its item rows: ``predictions.jsonl`` / ``predictions.shard-KK-of-NN.jsonl`` (ranking, spec §1.5 /
-§2.5) or, for generation runs, ``scored.jsonl`` (official parser output, spec §3.7 / §4.5).
+its item rows: ``predictions.jsonl`` / ``predictions.shard-KK-of-NN.jsonl`` (ranking, docs/protocols.md §1.5 /
+§2.5) or, for generation runs, ``scored.jsonl`` (official parser output, docs/protocols.md §3.7 / §4.5).
 Ranking and generation rows get the same columns (:data:`COLUMNS`); for a generation run
 ``prediction`` is the parsed answer (``parsed_pred``), ``dimension`` the subject and ``group``
 the discipline, as in :class:`mmbench_lib.core.items.Item`.

@@ -1,6 +1,6 @@
 """Accuracy from a run's prediction rows, and the one ``metrics.json`` schema of both protocols.
 
-SEED v1 (spec §1.5): Image / Video / All as question-weighted (micro) accuracies *and* as
+SEED v1 (docs/protocols.md §1.5): Image / Video / All as question-weighted (micro) accuracies *and* as
 means of the per-dimension accuracies, both labelled. SEED-2 (§2.5): the same for the subparts
 and the cumulative levels L1/L2/L3. Failed items are left out of denominators and counted;
 a group with an N/A dimension (image output from a model that cannot produce images) is N/A.

@@ -1,5 +1,5 @@
 """One path policy: data paths stay inside their root, ids become safe file names, run ids
-name one folder under ``outputs/`` (spec/architecture.md, "Nothing lost, nothing escapes").
+name one folder under ``outputs/`` (docs/architecture.md).
 
 - ``inside(root, path)``: the resolved path (symlinks followed) or ``PathEscape``.
 - ``safe_name(name)``: a file name made from an item id (sanitised, plus a short hash when changed).

@@ -36,7 +36,7 @@ def interleave(prompt: str, images) -> list[tuple[str, object]]:
 @dataclass
 class Video:
     """One clip: its sampled frames in time order and, when decoded here, each frame's index in the
-    source video (SEED-Bench §3.4 / spec §1.4 item 6: the official 8-frame rule); ``None`` for
+    source video (SEED-Bench §3.4 / docs/protocols.md §1.4 item 6: the official 8-frame rule); ``None`` for
     pre-extracted frame folders (SEED-2, v1 ``frames_root``)."""
 
     frames: list[Image.Image]

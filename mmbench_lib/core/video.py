@@ -1,6 +1,6 @@
 """SEED-Bench v1 video frames: the official 8-frame index rule, decoded with PyAV.
 
-SEED-Bench §3.4 and the official ``get_index(num_frames, k=8)`` (spec/protocols.md §1.4 items
+SEED-Bench §3.4 and the official ``get_index(num_frames, k=8)`` (docs/protocols.md §1.4 items
 6-7). The rule is reproduced exactly, including duplicate indices and fewer than 8 frames for
 short segments (pitfall P-S9): it is not "fixed".
 """
@@ -38,7 +38,7 @@ def get_index(num_frames: int, k: int = 8) -> list[int]:
 
 
 def frame_indices(rule: str, total_frames: int, fps: float, segment=None, k: int = 8) -> list[int]:
-    """Frame indices for one question, by the per-source rule of spec §1.4 item 7.
+    """Frame indices for one question, by the per-source rule of docs/protocols.md §1.4 item 7.
 
     - ``whole_minus_last`` (dim 10, SSv2): ``get_index(len - 1)``; the last frame never counts.
     - ``seconds`` (dim 11, Epic-Kitchens, float segment in seconds):

@@ -1,5 +1,5 @@
 """CMMMU demo in the official repository layout (JSONL + images per category) and the HF parquet layout
-(spec §4.1); Chinese text is drawn with a PyPI-pinned CJK font, else its Latin transliteration."""
+(docs/protocols.md §4.1); Chinese text is drawn with a PyPI-pinned CJK font, else its Latin transliteration."""
 from __future__ import annotations
 
 import importlib.util
@@ -134,7 +134,7 @@ def _cmmmu_record(w: _CmmmuWriter, rng: random.Random, qid: int, category: str, 
 def make_cmmmu_demo(out_dir, seed: int = SEED + 3) -> dict:
     """CMMMU demo: the official layout ``<out_dir>/cmmmu-data-{dev,val,test}/<category>/<category>.jsonl``
     with image files beside each file, and the same records in the HF layout under
-    ``<out_dir>/hf/<category>/{dev,val,test}-00000-of-00001.parquet`` (spec §4.1).
+    ``<out_dir>/hf/<category>/{dev,val,test}-00000-of-00001.parquet`` (docs/protocols.md §4.1).
 
     val: 2-5 items per category (选择 incl. the multi-letter gold "AC" and option images, 判断 对/错,
     填空) in groups of one subcategory and type with different golds (``CMMMU_PLAN``); dev: one 选择 per category with ``analysis``; test: one item per category without
@@ -189,7 +189,7 @@ def make_cmmmu_demo(out_dir, seed: int = SEED + 3) -> dict:
 
 
 _README = """
-## CMMMU (`cmmmu/`), the official repository layout (spec §4.1)
+## CMMMU (`cmmmu/`), the official repository layout (docs/protocols.md §4.1)
 
     cmmmu/cmmmu-data-{{dev,val,test}}/<category>/<category>.jsonl   + q_<id>_001.png, a_<id>_00k.png beside it
     cmmmu/hf/<category>/{{dev,val,test}}-00000-of-00001.parquet       the same records in the HF layout

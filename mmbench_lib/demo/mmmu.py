@@ -1,4 +1,4 @@
-"""MMMU demo in the hub layout of ``MMMU/MMMU`` (spec §3.1): one parquet per subject and split, every
+"""MMMU demo in the hub layout of ``MMMU/MMMU`` (docs/protocols.md §3.1): one parquet per subject and split, every
 image large black text or a labelled bar chart on white, so OCR can read the answer off it."""
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def make_mmmu_demo(out_dir, seed: int = SEED + 2) -> dict:
     8 subjects covering all 6 disciplines; validation 3 items each (20 multiple choice, 4 open:
     two numeric, one word, one list-string gold ``"['3/4', '0.75']"``; one item with two images
     referenced as ``<image 2>`` then ``<image 1>``; one with images as options), dev 1 each with
-    an explanation, test 1 each with answer ``"?"`` (withheld). Spec §3.1.
+    an explanation, test 1 each with answer ``"?"`` (withheld). docs/protocols.md §3.1.
     """
     out = Path(out_dir)
     rng = random.Random(seed)
@@ -128,7 +128,7 @@ def make_mmmu_demo(out_dir, seed: int = SEED + 2) -> dict:
 
 
 README = """
-## MMMU (`mmmu/`), the hub layout of `MMMU/MMMU` (spec §3.1)
+## MMMU (`mmmu/`), the hub layout of `MMMU/MMMU` (docs/protocols.md §3.1)
 
     mmmu/<Subject>/{dev,validation,test}-00000-of-00001.parquet
 

@@ -1,5 +1,5 @@
 """SEED-Bench v1 demo: ``SEED-Bench.json``, the flat CC3M folder and the SSv2 / Epic-Kitchens /
-Breakfast video roots (spec/protocols.md §1.1-1.3), drawn from a seeded ``random.Random``."""
+Breakfast video roots (docs/protocols.md §1.1-1.3), drawn from a seeded ``random.Random``."""
 from __future__ import annotations
 
 import itertools

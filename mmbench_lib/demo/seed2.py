@@ -1,5 +1,5 @@
 """SEED-Bench-2 demo: ``SEED-Bench_v2_level1_2_3.json`` with its ``cc3m`` and ``SEED-Bench v2`` roots,
-``<img>`` markers and option images for dims 25-27 (spec/protocols.md §2.1-2.2)."""
+``<img>`` markers and option images for dims 25-27 (docs/protocols.md §2.1-2.2)."""
 from __future__ import annotations
 
 import math

@@ -1,6 +1,6 @@
 """Encoder-decoder vision-language models: BLIP-2 and InstructBLIP with a T5 language model.
 
-This is the SEED-Bench v1 reference recipe (spec §1.4: InstructBLIP-FlanT5 via LAVIS): the
+This is the SEED-Bench v1 reference recipe (docs/protocols.md §1.4: InstructBLIP-FlanT5 via LAVIS): the
 prompt (``Question: {q}\\nAnswer:``) goes to the T5 encoder after the visual query tokens (and,
 for InstructBLIP, to the Q-Former too); each choice is scored as **decoder targets**, tokenised
 with the T5 tokenizer convention (``</s>`` appended, so EOS is part of the scored sequence), and

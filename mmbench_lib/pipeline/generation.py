@@ -2,7 +2,7 @@
 
 Two steps, as the official pipelines have them:
 
-1. ``generate_items``: each item's official prompt (from the task module: MMMU spec §3.3;
+1. ``generate_items``: each item's official prompt (from the task module: MMMU docs/protocols.md §3.3;
    CMMMU §4.3 with its three Chinese instructions) goes to the adapter
    (greedy, ``max_new_tokens``). The raw response is appended to the run's ``RunStore`` and flushed
    per batch; a rerun skips stored ids. A response that stopped at ``max_new_tokens`` is stored
@@ -18,7 +18,7 @@ Two steps, as the official pipelines have them:
    for multiple choice, raw response for open questions) instead of accuracies; the CMMMU test
    split writes ``submission.jsonl`` response-mode rows ``{id, type, response}``.
 
-Images (spec P-M4): a vision-language adapter gets ALL of an item's images in placeholder order
+Images (docs/protocols.md §3.10 P-M4): a vision-language adapter gets ALL of an item's images in placeholder order
 (first appearance in question, then options; unreferenced images last), put before the text as
 LLaVA's ``<image>\\n{prompt}`` does, with the ``<image k>`` placeholders left verbatim. The official
 LLaVA runner feeds only ``image_1``; this deviation is recorded in each run's manifest.

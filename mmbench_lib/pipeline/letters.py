@@ -1,7 +1,7 @@
 """Generated letter answers on SEED v1 / SEED-2: a NON-PAPER protocol in the shared resumable loop.
 
 The papers rank choice contents by likelihood (SEED-Bench §3.4, SEED-Bench-2 §3.4). lmms-eval and
-VLMEvalKit instead generate an answer with the options listed and read a letter out of it (spec §1.4,
+VLMEvalKit instead generate an answer with the options listed and read a letter out of it (docs/protocols.md §1.4,
 P-S8); a recipe with ``continuation="generate"`` (``lmms-eval-gen``, ``vlmevalkit-gen``) selects this
 protocol in ``RunConfig``. Each item's raw response is stored with every extractor's reading
 (``extracted``: ``{"lmms-eval": letter, "vlmevalkit": letter}``, ``extract_mode`` likewise), as a

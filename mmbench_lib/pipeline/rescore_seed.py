@@ -1,7 +1,7 @@
 """Rescore SEED-Bench result files made elsewhere (official ``results.json`` format).
 
 One ``{"question_id", "prediction"[, "gt_answer"]}`` object per line (JSONL despite the name,
-spec §1.5). Tolerated, as the official files need: trailing commas, blank lines, a wrapping
+docs/protocols.md §1.5). Tolerated, as the official files need: trailing commas, blank lines, a wrapping
 ``[...]``, and repeated ids (P-S5: appended reruns; de-duplicated, last wins, counted).
 """
 from __future__ import annotations

@@ -3,12 +3,12 @@
 A generation task names its format in ``Task.official_output``; :data:`SCORERS` maps each format to its
 scorer, and :func:`score_responses` picks it for a benchmark.
 
-``subject-folders`` (MMMU, spec §3.7-3.9): ``DIR/<Subject>/output.json`` lists of ``{id, question_type, answer,
+``subject-folders`` (MMMU, docs/protocols.md §3.7-3.9): ``DIR/<Subject>/output.json`` lists of ``{id, question_type, answer,
 all_choices, index2ans, response}``; one ``random.Random(42)`` consumed by the MC fallbacks in the
 official short-key subject order, within a subject in file order; per subject / discipline /
 overall question-weighted accuracies as ``main_eval_only.py`` prints them.
 
-``responses-and-gold-jsonl`` (CMMMU, spec §4.4-4.6): response rows ``{id, type, response}`` or answer-mode rows ``{id, type,
+``responses-and-gold-jsonl`` (CMMMU, docs/protocols.md §4.4-4.6): response rows ``{id, type, response}`` or answer-mode rows ``{id, type,
 answer}``, gold rows ``{id, type, answer}`` (the ``cmmmu-data-*`` files qualify: they also carry
 options and category); one ``random.Random(42)`` consumed by MC fallbacks and T/F ties in the
 official category order, within a category in output-file order.
@@ -140,16 +140,16 @@ MMMU_VARIANTS = ("official", "lenient-mc", "fixed-split")
 
 def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = True, seed=42,
                        variant: str = "official", answers=None) -> tuple[list[dict], dict]:
-    """Official "parse and eval" over ``root/<Subject>/output.json`` (spec §3.4-3.9).
+    """Official "parse and eval" over ``root/<Subject>/output.json`` (docs/protocols.md §3.4-3.9).
 
-    ``use_random=False`` is the "no-random" mode (unparseable MC scored wrong, spec §3.7).
+    ``use_random=False`` is the "no-random" mode (unparseable MC scored wrong, docs/protocols.md §3.7).
     ``parse_list_gold`` turns HF list strings ("['24/7', '3.429']") into lists (P-M2); the
     official scorer does not, so such items are counted in ``counts.list_string_golds``.
     ``seed``: the fallback RNG's seed (official 42) or a ``random.Random`` to draw from.
     ``variant`` (NOT official unless ``"official"``): ``"lenient-mc"`` reads multiple choice with
     ``parse_multi_choice_lenient`` (markdown, "C)", lower-case letters; P-M3); ``"fixed-split"`` parses
     open answers with the sentence split before lower-casing (``parse_open(fixed_split=True)``).
-    ``answers``: an answer dict (``answer_dict_test.json`` / ``answer_dict_val.json``, spec §3.9) whose
+    ``answers``: an answer dict (``answer_dict_test.json`` / ``answer_dict_val.json``, docs/protocols.md §3.9) whose
     ``ground_truth`` replaces each record's ``answer`` (the test split's outputs carry none).
     Returns ``(rows, summary)``.
     """
@@ -285,7 +285,7 @@ def _jsonl_rows(source):
 
 
 def _category_of(row: dict, path: Path) -> str | None:
-    """Chinese category from the row's ``category``, else from the file or folder name (spec §4.1, §4.6)."""
+    """Chinese category from the row's ``category``, else from the file or folder name (docs/protocols.md §4.1, §4.6)."""
     for name in (row.get("category"), path.stem, path.parent.name):
         if not name:
             continue
@@ -348,7 +348,7 @@ _NO_OPTION = "\x00option text unknown\x00"  # never occurs in a response: the co
 
 def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = True,
                         fixed_tf: bool = False, seed=42) -> tuple[list[dict], dict]:
-    """Official CMMMU scoring of response- or answer-mode rows against gold rows (spec §4.4-4.6).
+    """Official CMMMU scoring of response- or answer-mode rows against gold rows (docs/protocols.md §4.4-4.6).
 
     ``responses``/``answers``/``questions``: a JSONL file or a folder of per-category JSONL files.
     ``questions`` supplies option texts (needed by the MC content pass) and categories when the

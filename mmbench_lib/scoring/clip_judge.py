@@ -1,6 +1,6 @@
 """SEED-Bench-2 part 3: image outputs scored by CLIP similarity to the candidate images.
 
-SEED-Bench-2 §3.4 and spec §2.4: for dims 25-26 the model generates an image (from the
+SEED-Bench-2 §3.4 and docs/protocols.md §2.4: for dims 25-26 the model generates an image (from the
 question, plus the context images for dim 26); the candidate image most similar to it under
 CLIP is the prediction. Dim 27: the text answer is ranked first; only if it is right is the
 generated image scored, and the item is correct only if both are. The paper does not name its

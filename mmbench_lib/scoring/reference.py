@@ -2,7 +2,7 @@
 
 SEED-Bench §3.4 and SEED-Bench-2 §3.4: "for each choice, the likelihood that the model
 generates the content of the choice given the question; the highest wins" (no letters asked
-for). Both reductions come from the same token log-probabilities (spec P-S3): ``sum`` is the
+for). Both reductions come from the same token log-probabilities (docs/protocols.md §1.6 P-S3): ``sum`` is the
 LAVIS reference (v1 paper parity), ``mean`` what the HF InstructBLIP, LLaVA and Qwen wrappers use.
 
 Scorers turn a ``Prepared`` request (prefix inputs + tokenised continuations) into

@@ -1,6 +1,6 @@
 """CMMMU: the official repository layout and the Hugging Face layout (``m-a-p/CMMMU``).
 
-Spec/protocols.md §4.1 (data, both layouts), §4.2 (categories and subjects), §4.7 (pitfalls).
+docs/protocols.md §4.1 (data, both layouts), §4.2 (categories and subjects), §4.7 (pitfalls).
 
 - Official: ``cmmmu-data-{dev,val,test}/<category_folder>/<category_folder>.jsonl`` with the
   image files beside it; ``<img="q_12487_001.png">`` tags in question and options name them.
@@ -33,26 +33,26 @@ BENCHMARK = "cmmmu"
 HUB_ID = "m-a-p/CMMMU"
 SPLITS = ("dev", "val", "test")
 SPLIT_ALIASES = {"validation": "val"}
-NUM_IMAGE_COLUMNS = 5  # image_1 .. image_5 on HF (spec §4.1)
+NUM_IMAGE_COLUMNS = 5  # image_1 .. image_5 on HF (docs/protocols.md §4.1)
 IMG_TAG = re.compile(r'<img="([^"]+)">')
 
-#: Chinese type -> ours (spec §4.1); the Chinese type stays in ``meta["type"]``.
+#: Chinese type -> ours (docs/protocols.md §4.1); the Chinese type stays in ``meta["type"]``.
 QUESTION_TYPES = {"选择": "multiple-choice", "判断": "true-false", "填空": "fill-in-the-blank"}
 TF_ANSWERS = ("对", "错")
 
-CATEGORY_ORDER = parser.CATEGORY_ORDER  # official processing order (spec §4.5)
+CATEGORY_ORDER = parser.CATEGORY_ORDER  # official processing order (docs/protocols.md §4.5)
 CATEGORY_EN = parser.CATEGORY_EN
 CATEGORY_FOLDER = parser.CATEGORY_FOLDER
 FOLDER_CATEGORY = {v: k for k, v in CATEGORY_FOLDER.items()}
 SUBJECTS = parser.SUBJECTS
 
-#: Dimension id per (category, Chinese subject): 1-30 in the table order of spec §4.2.
+#: Dimension id per (category, Chinese subject): 1-30 in the table order of docs/protocols.md §4.2.
 SUBJECT_IDS: dict[str, int] = {s: i for i, s in enumerate((s for c in CATEGORY_ORDER for s in SUBJECTS[c]), start=1)}
 #: id -> (English subject, English category).
 DIMENSIONS: dict[int, tuple[str, str]] = {
     SUBJECT_IDS[s]: (en, CATEGORY_EN[c]) for c in CATEGORY_ORDER for s, en in SUBJECTS[c].items()
 }
-#: Metric groups: the official scorer reports per category and Overall, micro (spec §4.5).
+#: Metric groups: the official scorer reports per category and Overall, micro (docs/protocols.md §4.5).
 GROUPS: dict[str, tuple[int, ...]] = {
     **{CATEGORY_EN[c]: tuple(SUBJECT_IDS[s] for s in SUBJECTS[c]) for c in CATEGORY_ORDER},
     "Overall": tuple(range(1, len(SUBJECT_IDS) + 1)),
@@ -68,7 +68,7 @@ def resolve_category(name: str) -> str:
 
 
 def image_tags(question: str, options: list[str]) -> list[str]:
-    """File names of ``<img="...">`` tags by first appearance in question, then options (spec §4.1)."""
+    """File names of ``<img="...">`` tags by first appearance in question, then options (docs/protocols.md §4.1)."""
     seen: list[str] = []
     for text in [question, *options]:
         for name in IMG_TAG.findall(text or ""):
@@ -351,7 +351,7 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "val", categories: lis
 
 # --------------------------------------------------------------------------------------------- generation protocol
 # What the generation pipeline (``mmbench_lib.pipeline.generation``) asks of this benchmark:
-# the lmms-eval prompts (spec §4.3), the OCR placeholders, the options a baseline may pick
+# the lmms-eval prompts (docs/protocols.md §4.3), the OCR placeholders, the options a baseline may pick
 # (CMMMU §4.1), the official response / gold files (§4.5) and the test-split submission (§4.6).
 
 PROTOCOL = "generation"
@@ -359,7 +359,7 @@ DEFAULT_SPLIT = "val"
 VALIDATION_SPLIT = "val"
 OCR_LANG = "chi_sim"
 DEVIATIONS = [
-    "prompts are lmms-eval's CMMMU task text (spec §4.3), assumed to be the authors'",
+    "prompts are lmms-eval's CMMMU task text (docs/protocols.md §4.3), assumed to be the authors'",
     "a vision-language model gets all images in tag order (question, then options), before the text",
     "generation is greedy (do_sample=False) with our max_new_tokens (lmms-eval uses 16)",
 ]
@@ -378,7 +378,7 @@ def cmmmu_type(item: Item) -> str:
 
 
 def generation_prompt(item: Item) -> str:
-    """The lmms-eval CMMMU prompt with its Chinese instruction (spec §4.3)."""
+    """The lmms-eval CMMMU prompt with its Chinese instruction (docs/protocols.md §4.3)."""
     names = [IMG_TAG.fullmatch(t).group(1) for t in item.meta.get("image_tags") or []]
     return parser.prompt(item.question, item.choices, cmmmu_type(item), image_filenames=names)
 
@@ -404,7 +404,7 @@ def baseline_answer(item: Item, value: str) -> str:
 
 
 def write_official(items: list[Item], stored: dict, root: Path):
-    """``root/responses.jsonl`` and ``root/gold.jsonl`` of the ok rows (spec §4.5); returns what
+    """``root/responses.jsonl`` and ``root/gold.jsonl`` of the ok rows (docs/protocols.md §4.5); returns what
     ``rescoring.score_responses`` reads (``(responses, gold)``), or ``None`` when no stored item
     has a gold answer (test split)."""
     root.mkdir(parents=True, exist_ok=True)
@@ -427,7 +427,7 @@ def write_official(items: list[Item], stored: dict, root: Path):
 
 
 def write_submission(items: list[Item], stored: dict, rows: list[dict], out: Path) -> Path:
-    """``submission.jsonl``: response-mode rows ``{id, type, response}`` (spec §4.6)."""
+    """``submission.jsonl``: response-mode rows ``{id, type, response}`` (docs/protocols.md §4.6)."""
     path = out / "submission.jsonl"
     with open(path, "w", encoding="utf-8") as f:
         for it in items:
@@ -465,7 +465,7 @@ class CMMMUTask(GenerationTask):
     parser_variants = {p.key: p for p in (
         Protocol("official", "official", "paper: CMMMU §4.1 rules, official parser, random.Random(42) fallback"),
         Protocol("tf-fixed", "T/F negation fixed", "NOT official: negative keywords tested first, so "
-                 "'不正确' votes false (spec §4.4)", rescore={"fixed_tf": True}),
+                 "'不正确' votes false (docs/protocols.md §4.4)", rescore={"fixed_tf": True}),
         Protocol("no-fallback", "no fallback", "NOT official: official rules, MC fallbacks and T/F ties scored "
                  "wrong", rescore={"use_random": False}),
     )}

@@ -1,6 +1,6 @@
 """CMMMU prompts, answer extraction and correctness, with parity to the official scorer.
 
-Spec: ``/work/shared/spec/protocols.md`` §4 (CMMMU): prompts §4.3, response-mode extraction and
+Rules: ``docs/protocols.md`` §4 (CMMMU): prompts §4.3, response-mode extraction and
 answer mode §4.4, seeding §4.5, pitfalls §4.7. Paper: CMMMU (Zhang et al.), §4.1 "Evaluation":
 options as keywords with the most frequent one taken, random selection for multiple choice
 without a valid answer, rule-extracted segments for true/false and fill-in.
@@ -29,12 +29,12 @@ __all__ = [
 ]
 
 # ---------------------------------------------------------------------------------------------
-# Categories and subjects (spec §4.1, §4.2, §4.5)
+# Categories and subjects (docs/protocols.md §4.1, §4.2, §4.5)
 
-#: Order in which the official scorer processes categories, hence consumes the RNG (spec §4.2, §4.5).
+#: Order in which the official scorer processes categories, hence consumes the RNG (docs/protocols.md §4.2, §4.5).
 CATEGORY_ORDER: list[str] = ["艺术与设计", "商业", "科学", "健康与医学", "人文社会科学", "技术与工程"]
 
-#: English category names as printed by the official ``eval_script.py`` (spec §4.2).
+#: English category names as printed by the official ``eval_script.py`` (docs/protocols.md §4.2).
 CATEGORY_EN: dict[str, str] = {
     "艺术与设计": "Art & Design",
     "商业": "Business",
@@ -44,7 +44,7 @@ CATEGORY_EN: dict[str, str] = {
     "技术与工程": "Technology & Engineering",
 }
 
-#: Data folder / HF config name per category (spec §4.1).
+#: Data folder / HF config name per category (docs/protocols.md §4.1).
 CATEGORY_FOLDER: dict[str, str] = {
     "艺术与设计": "art_and_design",
     "商业": "business",
@@ -54,7 +54,7 @@ CATEGORY_FOLDER: dict[str, str] = {
     "技术与工程": "technology_and_engineering",
 }
 
-#: Category -> {Chinese subject: English subject} (spec §4.2 table).
+#: Category -> {Chinese subject: English subject} (docs/protocols.md §4.2 table).
 SUBJECTS: dict[str, dict[str, str]] = {
     "艺术与设计": {"艺术": "Art", "艺术理论": "Art Theory", "设计": "Design", "音乐": "Music"},
     "商业": {"会计": "Accounting", "经济": "Economics", "金融": "Finance", "管理": "Management",
@@ -73,7 +73,7 @@ SUBJECT_TO_CATEGORY: dict[str, str] = {s: c for c, subs in SUBJECTS.items() for 
 
 
 def official_order(ids_by_category: Mapping[str, Sequence]) -> list[tuple[str, object]]:
-    """Flatten ``{category: [ids...]}`` into ``[(category_zh, id), ...]`` in official order (spec §4.5).
+    """Flatten ``{category: [ids...]}`` into ``[(category_zh, id), ...]`` in official order (docs/protocols.md §4.5).
 
     Categories may be given by Chinese name, English name or folder name; they come out in
     ``CATEGORY_ORDER``, items in the order given (output-file order). Unknown names raise ValueError.
@@ -92,7 +92,7 @@ def official_order(ids_by_category: Mapping[str, Sequence]) -> list[tuple[str, o
 
 
 # ---------------------------------------------------------------------------------------------
-# Prompts (spec §4.3; lmms-eval text, assumed to be the authors')
+# Prompts (docs/protocols.md §4.3; lmms-eval text, assumed to be the authors')
 
 INSTRUCTIONS: dict[str, str] = {
     "选择": "请回答以下多项选择题，并选出正确选项。这些题目可能包括单选和多选题型。如果所提供的信息不足以确定一个明确的答案，那么请根据可用的数据和你的判断来选择最可能正确的选项。",
@@ -105,13 +105,13 @@ TF_CHOICES = ["对", "错"]
 
 
 def index2ans_from_record(record: Mapping) -> dict[str, str]:
-    """``{'A': option1, ..., 'D': option4}``; a missing (or null) option becomes "" (spec §4.4)."""
+    """``{'A': option1, ..., 'D': option4}``; a missing (or null) option becomes "" (docs/protocols.md §4.4)."""
     return {letter: (record.get(f"option{i}") or "") for i, letter in enumerate(MC_CHOICES, start=1)}
 
 
 def prompt(question: str, options: Sequence[str] | None, question_type: str,
            image_filenames: Sequence[str] = ()) -> str:
-    """Instruction + "\\n\\n" + body (spec §4.3), image tags then replaced (spec §4.1).
+    """Instruction + "\\n\\n" + body (docs/protocols.md §4.3), image tags then replaced (docs/protocols.md §4.1).
 
     MC body: ``问题：{q}\\n选项：\\n(A) {o1}\\n(B) {o2}\\n(C) {o3}\\n(D) {o4}\\n\\n正确答案：\\n``; fewer
     than 4 options are padded with "". T/F and fill: ``问题：{q}\\n正确答案：\\n``. Each
@@ -136,11 +136,11 @@ def prompt(question: str, options: Sequence[str] | None, question_type: str,
 
 
 # ---------------------------------------------------------------------------------------------
-# 选择 multiple choice (spec §4.4)
+# 选择 multiple choice (docs/protocols.md §4.4)
 
 def parse_multi_choice(response: str | None, index2ans: Mapping[str, str],
                        rng: random.Random | None) -> ParsedAnswer:
-    """Official ``get_multi_choice_prediction`` with its caller's guard (spec §4.4 选择, §4.5).
+    """Official ``get_multi_choice_prediction`` with its caller's guard (docs/protocols.md §4.4 选择, §4.5).
 
     Empty response (or no options) -> None, mode "empty", no RNG use. Otherwise count per letter
     ``(L)`` (ASCII brackets), else the bare upper-case letter anywhere, else the exact option text
@@ -157,7 +157,7 @@ def parse_multi_choice(response: str | None, index2ans: Mapping[str, str],
     if not sum(counts.values()):
         mode = "letter"
         for letter in MC_CHOICES:
-            # QUIRK (spec §4.7): no word boundaries; "DNA" counts D and A.
+            # QUIRK (docs/protocols.md §4.7): no word boundaries; "DNA" counts D and A.
             counts[letter] += text.count(letter)
     if not sum(counts.values()) and len(text.split()) >= 1:
         mode = "content"
@@ -174,7 +174,7 @@ def parse_multi_choice(response: str | None, index2ans: Mapping[str, str],
 
 
 # ---------------------------------------------------------------------------------------------
-# 判断 true/false (spec §4.4)
+# 判断 true/false (docs/protocols.md §4.4)
 
 TF_INDICATORS = ("是", "为", "所以", "判断", "陈述", "说法", "表达", "答案", "结果")
 POSITIVE_KEYWORDS = ("正确", "对", "准确", "肯定", "对的")
@@ -183,7 +183,7 @@ AMBIGUOUS_KEYWORDS = ("对错", "是否正确", "否正确", "或者", "是否",
 
 
 def tf_key_responses(response: str) -> list[str]:
-    """Official ``get_TF_prediction`` (spec §4.4 判断 steps 1-3): key tails, de-duplicated.
+    """Official ``get_TF_prediction`` (docs/protocols.md §4.4 判断 steps 1-3): key tails, de-duplicated.
 
     Strip ``。`` then whitespace, split on ``。`` or newline, shortest tail after any indicator
     (no ``=`` rule), whole response when nothing matches. First-seen order (official: a set).
@@ -194,7 +194,7 @@ def tf_key_responses(response: str) -> list[str]:
 
 
 def parse_true_false(response: str | None, rng: random.Random | None, fixed: bool = False) -> ParsedAnswer:
-    """T/F keyword vote (spec §4.4 判断 steps 4-6, §4.5).
+    """T/F keyword vote (docs/protocols.md §4.4 判断 steps 4-6, §4.5).
 
     Predictions containing an ambiguity keyword are dropped; each remaining one votes positive or
     negative. QUIRK (official, ``fixed=False``): positives are tested first, so "不正确", "不对"
@@ -226,7 +226,7 @@ def parse_true_false(response: str | None, rng: random.Random | None, fixed: boo
 
 
 # ---------------------------------------------------------------------------------------------
-# 填空 fill-in (spec §4.4)
+# 填空 fill-in (docs/protocols.md §4.4)
 
 FILL_INDICATORS = ("是", "为", "所以", "等于", "方案", "选择", "正确答案", "因此", "最后", "答案", "结果")
 _NUM_COMMAS = re.compile(r"-?\d{1,3}(?:，\d{3})+")
@@ -236,7 +236,7 @@ _NUM_SIMPLE = re.compile(r"-?(?:(?<!\d)\d+\.\d+|\.\d+|(?<!\d)\d+)(?![eE][+-]?\d+
 
 
 def extract_numbers(string: str) -> list[str]:
-    """Full-width-comma groups, scientific, simple numbers, concatenated (spec §4.4 填空 step 4).
+    """Full-width-comma groups, scientific, simple numbers, concatenated (docs/protocols.md §4.4 填空 step 4).
 
     Same matches as the official patterns, in linear time. QUIRK: ASCII "1,000" is split into
     "1" and "000"; "1，000" (full-width) is one match but is not numeric for ``normalize_str``
@@ -246,12 +246,12 @@ def extract_numbers(string: str) -> list[str]:
 
 
 def count_letters(string: str) -> int:
-    """Number of ASCII letters a-z, A-Z (spec §4.4 填空 step 5)."""
+    """Number of ASCII letters a-z, A-Z (docs/protocols.md §4.4 填空 step 5)."""
     return sum(1 for c in string if "a" <= c <= "z" or "A" <= c <= "Z")
 
 
 def normalize_str(string: str | None, answer: str) -> list:
-    """Official CMMMU ``normalize_str`` (spec §4.4 填空 steps 1 and 5).
+    """Official CMMMU ``normalize_str`` (docs/protocols.md §4.4 填空 steps 1 and 5).
 
     None -> ``[None]``. Strip; numeric after removing ASCII commas -> ``[round(float, 2)]``.
     Otherwise the string, NOT lower-cased, kept only if ``len <= len(answer) + 20`` and its
@@ -268,7 +268,7 @@ def normalize_str(string: str | None, answer: str) -> list:
 
 
 def parse_fill(response: str | None, answer: str) -> list:
-    """Official ``get_fill_blank_prediction`` (spec §4.4 填空 steps 2-5). Returns strings and floats.
+    """Official ``get_fill_blank_prediction`` (docs/protocols.md §4.4 填空 steps 2-5). Returns strings and floats.
 
     Key tails use the fill indicators plus ``=`` on the last sub-response; numbers from each key
     are added; every item is normalised against ``answer`` (length/letter filter). First-seen
@@ -286,20 +286,20 @@ def parse_fill(response: str | None, answer: str) -> list:
 
 
 # ---------------------------------------------------------------------------------------------
-# Correctness (spec §4.4)
+# Correctness (docs/protocols.md §4.4)
 
 def eval_multi_choice(gold: str, pred) -> bool:
-    """MC: the prediction string equals the gold letters exactly, e.g. "AC" (spec §4.4 选择)."""
+    """MC: the prediction string equals the gold letters exactly, e.g. "AC" (docs/protocols.md §4.4 选择)."""
     return pred == gold
 
 
 def eval_true_false(gold: str, pred) -> bool:
-    """T/F: exact 对/错 match (spec §4.4 判断 step 7)."""
+    """T/F: exact 对/错 match (docs/protocols.md §4.4 判断 step 7)."""
     return pred == gold
 
 
 def eval_fill(gold: str, preds: Sequence) -> bool:
-    """Fill-in (spec §4.4 填空 step 6): a string prediction containing the (normalised) string gold,
+    """Fill-in (docs/protocols.md §4.4 填空 step 6): a string prediction containing the (normalised) string gold,
     case-sensitive, or a float prediction equal to the float gold."""
     norm_answers = normalize_str(gold, gold)
     for pred in preds:
@@ -314,7 +314,7 @@ def eval_fill(gold: str, preds: Sequence) -> bool:
 def evaluate_response(question_type: str, response: str | None, answer: str,
                       index2ans: Mapping[str, str] | None, rng: random.Random | None,
                       fixed: bool = False) -> tuple[ParsedAnswer, bool]:
-    """Response mode for one item (official ``evaluate_response``, spec §4.4, §4.5).
+    """Response mode for one item (official ``evaluate_response``, docs/protocols.md §4.4, §4.5).
 
     Returns ``(parsed, correct)``. Types other than 选择/填空 are treated as 判断, as officially.
     ``fixed`` only affects 判断 (negation bug fixed; not official).
@@ -330,7 +330,7 @@ def evaluate_response(question_type: str, response: str | None, answer: str,
 
 
 def evaluate_answer(question_type: str, predicted_answer, answer: str) -> bool:
-    """Answer mode for one item (official ``evaluate_answer``, spec §4.4 "Answer mode").
+    """Answer mode for one item (official ``evaluate_answer``, docs/protocols.md §4.4 "Answer mode").
 
     选择 and 判断: exact string match. 填空: the prediction goes through ``normalize_str`` against
     the gold (length/letter filter) and is matched as in ``eval_fill``. A non-string, non-None

@@ -2,7 +2,7 @@
 
 SEED-Bench (§3.4) and SEED-Bench-2 (§3.4) rank the choices by likelihood and ask for no letter.
 Two harnesses instead let the model write an answer with the options listed in the prompt and read a
-letter out of the text (spec §1.4, P-S8). The rules below are paraphrased from their sources; their
+letter out of the text (docs/protocols.md §1.4, P-S8). The rules below are paraphrased from their sources; their
 numbers are not comparable with the papers' ranking numbers.
 
 - ``lmms-eval`` (task ``seedbench``, ``seed_process_result``): the response is stripped of surrounding

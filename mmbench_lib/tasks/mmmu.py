@@ -1,6 +1,6 @@
 """MMMU: the Hugging Face layout (``MMMU/MMMU``, one config per subject, splits dev/validation/test).
 
-Spec/protocols.md §3.1 (schema), §3.2 (disciplines), §3.10 (pitfalls). ``source`` is a hub id
+docs/protocols.md §3.1 (schema), §3.2 (disciplines), §3.10 (pitfalls). ``source`` is a hub id
 (read with ``datasets.load_dataset(source, subject, split=...)``) or a local folder holding the
 hub repository's parquet files, ``<folder>/<Subject>/<split>-*.parquet``. Images are written once
 to a cache folder as PNG, so ``Item.images`` are file paths; ``<image k>`` placeholders stay
@@ -30,25 +30,25 @@ BENCHMARK = "mmmu"
 HUB_ID = "MMMU/MMMU"
 SPLITS = ("dev", "validation", "test")
 SPLIT_ALIASES = {"val": "validation"}
-NUM_IMAGE_COLUMNS = 7  # image_1 .. image_7 (spec §3.1)
+NUM_IMAGE_COLUMNS = 7  # image_1 .. image_7 (docs/protocols.md §3.1)
 PLACEHOLDER = re.compile(r"<image (\d+)>")
 HUB_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
-#: HF ``question_type`` -> ours; the official key calls open questions "short-answer" (spec §3.1, §6.4).
+#: HF ``question_type`` -> ours; the official key calls open questions "short-answer" (docs/protocols.md §3.1, §6.4).
 QUESTION_TYPES = {"multiple-choice": "multiple-choice", "open": "short-answer", "short-answer": "short-answer"}
 
-#: Discipline -> subjects, reused from the parser module (spec §3.2).
+#: Discipline -> subjects, reused from the parser module (docs/protocols.md §3.2).
 DISCIPLINES = parser.DISCIPLINES
 SUBJECT_TO_DISCIPLINE = parser.SUBJECT_TO_DISCIPLINE
 SUBJECTS: list[str] = [s for subs in DISCIPLINES.values() for s in subs]
-#: Short key (``acc``) -> subject, in official processing order (spec §3.2, §3.7).
+#: Short key (``acc``) -> subject, in official processing order (docs/protocols.md §3.2, §3.7).
 SHORT_KEYS = parser.SUBJECT_ORDER
 
 #: Dimension id per subject (1-30, in the discipline table order), so ``metrics`` can group them.
 SUBJECT_IDS: dict[str, int] = {s: i for i, s in enumerate(SUBJECTS, start=1)}
 #: id -> (subject, discipline), the same shape the SEED modules use (name first).
 DIMENSIONS: dict[int, tuple[str, str]] = {i: (s, SUBJECT_TO_DISCIPLINE[s]) for s, i in SUBJECT_IDS.items()}
-#: Metric groups: each discipline ("Overall-<Discipline>") and "Overall", question-weighted (spec §3.8).
+#: Metric groups: each discipline ("Overall-<Discipline>") and "Overall", question-weighted (docs/protocols.md §3.8).
 GROUPS: dict[str, tuple[int, ...]] = {
     **{d: tuple(SUBJECT_IDS[s] for s in subs) for d, subs in DISCIPLINES.items()},
     "Overall": tuple(SUBJECT_IDS[s] for s in SUBJECTS),
@@ -128,7 +128,7 @@ def write_image(value, dest_dir: Path, stem: str, root=None) -> tuple[str | None
 
 
 def placeholder_order(question: str, options: list[str]) -> list[int]:
-    """Image numbers k in order of first appearance of ``<image k>`` in question, then options (spec §3.1, P-M4)."""
+    """Image numbers k in order of first appearance of ``<image k>`` in question, then options (docs/protocols.md §3.1, P-M4)."""
     seen: list[int] = []
     for text in [question, *options]:
         for m in PLACEHOLDER.finditer(text):
@@ -163,7 +163,7 @@ def _strings(values, path, item_id, field) -> list[str]:
 
 
 def record_to_item(rec: dict, subject: str, split: str, path, image_dir: Path, data_root=None) -> Item:
-    """One HF row -> ``Item`` (spec §3.1); raises DataError naming file, item and field."""
+    """One HF row -> ``Item`` (docs/protocols.md §3.1); raises DataError naming file, item and field."""
     qid = rec.get("id")
     if not isinstance(qid, str) or not qid:
         raise DataError(str(path), f"missing or non-string id {qid!r}", None, "id")
@@ -181,7 +181,7 @@ def record_to_item(rec: dict, subject: str, split: str, path, image_dir: Path, d
 
     answer = rec.get("answer")
     if split == "test" or answer in (None, "", "?"):
-        gold = None  # withheld (spec §3.1)
+        gold = None  # withheld (docs/protocols.md §3.1)
     else:
         gold = parser.parse_gold(answer)
         if qtype == "multiple-choice":
@@ -274,7 +274,7 @@ ANSWERS_FILE = "answer_dict_test.json"
 
 def read_answer_dict(path) -> dict[str, dict]:
     """An MMMU answer file (``answer_dict_val.json`` / ``answer_dict_test.json`` of the MMMU repository,
-    spec §3.9): ``{id: {"question_type": "multiple-choice" | "short-answer", "ground_truth": "B" | "1.06" | [..]}}``."""
+    docs/protocols.md §3.9): ``{id: {"question_type": "multiple-choice" | "short-answer", "ground_truth": "B" | "1.06" | [..]}}``."""
     import json
 
     path = Path(path)
@@ -306,7 +306,7 @@ def answers_for(source, split: str) -> Path | None:
 
 
 def apply_answers(items: list[Item], path) -> list[Item]:
-    """Items of the test split with their gold answers from an answer dict (spec §3.9); an item the
+    """Items of the test split with their gold answers from an answer dict (docs/protocols.md §3.9); an item the
     file does not list stays withheld, a letter that names no option is a DataError."""
     answers = read_answer_dict(path)
     for it in items:
@@ -376,7 +376,7 @@ def _load(source, split, subjects, cache_dir) -> list[Item]:
 
 
 def _items_of_rows(where: str, recs: list[dict], split: str, subjects, cache: Path, data_root) -> list[Item]:
-    """Items of a merged copy's rows (``tasks/copies``): grouped by the subject in each id (spec §3.1),
+    """Items of a merged copy's rows (``tasks/copies``): grouped by the subject in each id (docs/protocols.md §3.1),
     subjects in table order, items in file order."""
     wanted = None if subjects in (None, "all") else {resolve_subject(s) for s in ([subjects] if isinstance(subjects, str) else subjects)}
     by_subject: dict[str, list[dict]] = {}
@@ -400,7 +400,7 @@ def _items_of_rows(where: str, recs: list[dict], split: str, subjects, cache: Pa
 
 # --------------------------------------------------------------------------------------------- generation protocol
 # What the generation pipeline (``mmbench_lib.pipeline.generation``) asks of this benchmark:
-# the official prompt (spec §3.3), the OCR placeholders, the options a baseline may pick
+# the official prompt (docs/protocols.md §3.3), the OCR placeholders, the options a baseline may pick
 # (MMMU §4.1), the official output files (§3.7) and the test-split submission (§3.9).
 
 from collections import OrderedDict  # noqa: E402
@@ -426,7 +426,7 @@ def load_split(source, split: str, subjects=None, cache_dir=None) -> list[Item]:
 
 
 def generation_prompt(item: Item) -> str:
-    """The official prompt (spec §3.3)."""
+    """The official prompt (docs/protocols.md §3.3)."""
     return parser.prompt(item.question, item.choices, item.question_type)
 
 
@@ -459,7 +459,7 @@ def baseline_answer(item: Item, value: str) -> str:
 
 
 def write_official(items: list[Item], stored: dict, root: Path):
-    """``root/<Subject>/output.json`` of the ok rows (spec §3.7); returns what
+    """``root/<Subject>/output.json`` of the ok rows (docs/protocols.md §3.7); returns what
     ``rescoring.score_responses`` reads (``(root, None)``), or ``None`` when nothing is stored."""
     by_subject: dict[str, list[dict]] = OrderedDict()
     for it in items:
@@ -483,7 +483,7 @@ def write_official(items: list[Item], stored: dict, root: Path):
 
 def write_submission(items: list[Item], stored: dict, rows: list[dict], out: Path) -> Path:
     """``submission.json``: ``{id: prediction}`` (MC: the parsed letter; open: the raw response,
-    re-parsed by the scorer; spec §3.9)."""
+    re-parsed by the scorer; docs/protocols.md §3.9)."""
     by_id = {r["id"]: r for r in rows}
     sub = {}
     for it in items:
@@ -527,9 +527,9 @@ class MMMUTask(GenerationTask):
         Protocol("lenient-mc", "lenient MC", "NOT official: forgiving multiple-choice reader (markdown, 'C)', "
                  "lower case; P-M3)", rescore={"variant": "lenient-mc"}),
         Protocol("fixed-split", "open: split fixed", "NOT official: open answers split into sentences before "
-                 "lower-casing (spec §3.5 step 2)", rescore={"variant": "fixed-split"}),
+                 "lower-casing (docs/protocols.md §3.5 step 2)", rescore={"variant": "fixed-split"}),
         Protocol("no-fallback", "no fallback", "NOT official: official rules, unparseable multiple choice scored "
-                 "wrong (no-random mode, spec §3.7)", rescore={"use_random": False}),
+                 "wrong (no-random mode, docs/protocols.md §3.7)", rescore={"use_random": False}),
     )}
 
     def resolve_subject(self, name: str) -> str:

@@ -1,11 +1,11 @@
 """MMMU prompts, answer extraction and correctness, with parity to the official scorer.
 
-Spec: ``/work/shared/spec/protocols.md`` §3 (MMMU). Paper: MMMU (Yue et al.), §4.1 "Evaluation":
+Rules: ``docs/protocols.md`` §3 (MMMU). Paper: MMMU (Yue et al.), §4.1 "Evaluation":
 rule-based extraction, random selection for multiple choice without a valid answer, open
 questions without one scored wrong.
 
 The official parser's weaknesses are reproduced on purpose; every such place is marked
-``QUIRK`` with the pitfall it corresponds to (spec §3.10). ``parse_multi_choice_lenient`` is a
+``QUIRK`` with the pitfall it corresponds to (docs/protocols.md §3.10). ``parse_multi_choice_lenient`` is a
 separate, clearly non-official extractor.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ __all__ = [
 
 @dataclass
 class ParsedAnswer:
-    """One extracted answer (spec §3.4, §3.7, §4.4).
+    """One extracted answer (docs/protocols.md §3.4, §3.7, §4.4).
 
     ``pred``: a letter (MMMU MC), a letter string such as "ACD" (CMMMU MC), "对"/"错" (CMMMU T/F),
     a list (open / fill-in), or None when no answer was produced.
@@ -41,9 +41,9 @@ class ParsedAnswer:
 
 
 # ---------------------------------------------------------------------------------------------
-# Subjects and processing order (spec §3.2, §3.7)
+# Subjects and processing order (docs/protocols.md §3.2, §3.7)
 
-#: Official short keys, in the order ``--subject ALL`` processes them (spec §3.2, §3.7).
+#: Official short keys, in the order ``--subject ALL`` processes them (docs/protocols.md §3.2, §3.7).
 SUBJECT_ORDER: dict[str, str] = {
     "acc": "Accounting",
     "agri": "Agriculture",
@@ -77,7 +77,7 @@ SUBJECT_ORDER: dict[str, str] = {
     "socio": "Sociology",
 }
 
-#: Discipline -> subjects, in the official table order (spec §3.2, §3.8).
+#: Discipline -> subjects, in the official table order (docs/protocols.md §3.2, §3.8).
 DISCIPLINES: dict[str, list[str]] = {
     "Art and Design": ["Art", "Art_Theory", "Design", "Music"],
     "Business": ["Accounting", "Economics", "Finance", "Manage", "Marketing"],
@@ -93,17 +93,17 @@ SUBJECT_TO_DISCIPLINE: dict[str, str] = {s: d for d, subs in DISCIPLINES.items()
 
 
 def subject_from_id(item_id: str) -> str:
-    """Subject of an MMMU id such as ``validation_Art_Theory_4`` -> ``Art_Theory`` (spec §3.1)."""
+    """Subject of an MMMU id such as ``validation_Art_Theory_4`` -> ``Art_Theory`` (docs/protocols.md §3.1)."""
     return "_".join(item_id.split("_")[1:-1])
 
 
 def official_order(ids_by_subject: Mapping[str, Sequence]) -> list[tuple[str, object]]:
-    """Flatten ``{subject: [ids...]}`` into ``[(subject, id), ...]`` in official order (spec §3.7).
+    """Flatten ``{subject: [ids...]}`` into ``[(subject, id), ...]`` in official order (docs/protocols.md §3.7).
 
     Subjects (full names or short keys) come in the short-key order of ``SUBJECT_ORDER``; items
     keep the order given (the official ``output.json`` order). Consume one ``random.Random(42)``
     over this sequence to reproduce the official MC random fallbacks. Unknown subjects raise
-    ValueError rather than being skipped silently (spec §3.8 warns about silent skipping).
+    ValueError rather than being skipped silently (docs/protocols.md §3.8 warns about silent skipping).
     """
     long_names = set(SUBJECT_ORDER.values())
     resolved: dict[str, Sequence] = {}
@@ -118,33 +118,33 @@ def official_order(ids_by_subject: Mapping[str, Sequence]) -> list[tuple[str, ob
 
 
 # ---------------------------------------------------------------------------------------------
-# Prompts (spec §3.3)
+# Prompts (docs/protocols.md §3.3)
 
 MC_INSTRUCTION = "Answer with the option's letter from the given choices directly."
 OPEN_INSTRUCTION = "Answer the question using a single word or phrase."
 
 
 def parse_options(options: str | Sequence[str]) -> list[str]:
-    """HF ``options`` is a Python-list repr; parse it with ``ast.literal_eval``, never eval (spec §3.1, P-M6)."""
+    """HF ``options`` is a Python-list repr; parse it with ``ast.literal_eval``, never eval (docs/protocols.md §3.1, P-M6)."""
     if isinstance(options, str):
         options = ast.literal_eval(options) if options.strip() else []
     return list(options)
 
 
 def mc_info(options: str | Sequence[str]) -> tuple[dict[str, str], list[str]]:
-    """``(index2ans, all_choices)`` with letters A, B, C... over ``len(options)`` (spec §3.3)."""
+    """``(index2ans, all_choices)`` with letters A, B, C... over ``len(options)`` (docs/protocols.md §3.3)."""
     opts = parse_options(options)
     all_choices = [chr(ord("A") + i) for i in range(len(opts))]
     return dict(zip(all_choices, opts)), all_choices
 
 
 def normalize_question_type(question_type: str) -> str:
-    """HF ``open`` -> official ``short-answer``; ``multiple-choice`` unchanged (spec §3.1, §6.4)."""
+    """HF ``open`` -> official ``short-answer``; ``multiple-choice`` unchanged (docs/protocols.md §3.1, §6.4)."""
     return "short-answer" if question_type in ("open", "short-answer") else question_type
 
 
 def prompt(question: str, options: str | Sequence[str], question_type: str, instruction: str = "") -> str:
-    """Official prompt after YAML parsing (spec §3.3, ``configs/llava1.5.yaml``).
+    """Official prompt after YAML parsing (docs/protocols.md §3.3, ``configs/llava1.5.yaml``).
 
     MC: ``{question}\\n(A) opt\\n(B) opt\\n...\\n\\nAnswer with the option's letter from the given
     choices directly.``; open: ``{question}\\nAnswer the question using a single word or phrase.``.
@@ -163,13 +163,13 @@ def prompt(question: str, options: str | Sequence[str], question_type: str, inst
 
 
 # ---------------------------------------------------------------------------------------------
-# Multiple choice (spec §3.4, §3.7)
+# Multiple choice (docs/protocols.md §3.4, §3.7)
 
 _STRIP_CHARS = (",", ".", "!", "?", ";", ":", "'")
 
 
 def _strip_and_pad(response: str) -> str:
-    """Steps 1-2 of spec §3.4 / §4.4: strip each punctuation char in turn from both ends, pad with spaces."""
+    """Steps 1-2 of docs/protocols.md §3.4 / §4.4: strip each punctuation char in turn from both ends, pad with spaces."""
     for ch in _STRIP_CHARS:
         response = response.strip(ch)
     return " " + response + " "
@@ -177,7 +177,7 @@ def _strip_and_pad(response: str) -> str:
 
 def parse_multi_choice(response: str, all_choices: Sequence[str], index2ans: Mapping[str, str],
                        rng: random.Random | None) -> ParsedAnswer:
-    """Official ``parse_multi_choice_response`` (spec §3.4; fallback and seeding §3.7).
+    """Official ``parse_multi_choice_response`` (docs/protocols.md §3.4; fallback and seeding §3.7).
 
     Passes: ``(L)`` anywhere -> ``" L "`` (upper case, space-guarded) -> option text
     (case-insensitive substring, only when the response has more than 5 whitespace tokens).
@@ -235,7 +235,7 @@ _LENIENT_ANSWER = re.compile(r"(?i:answer|option|choice)\s*(?:(?i:is)\s*)?[:：]
 
 def parse_multi_choice_lenient(response: str, all_choices: Sequence[str], index2ans: Mapping[str, str],
                                rng: random.Random | None) -> ParsedAnswer:
-    """NOT the official MMMU parser: a more forgiving extractor for diagnostics (spec §3.10 P-M3, P-M5).
+    """NOT the official MMMU parser: a more forgiving extractor for diagnostics (docs/protocols.md §3.10 P-M3, P-M5).
 
     Never use it for numbers compared with the paper or leaderboard. Markdown ``*``, ``_`` and
     backticks are removed, then, in order:
@@ -275,7 +275,7 @@ def parse_multi_choice_lenient(response: str, all_choices: Sequence[str], index2
 
 
 # ---------------------------------------------------------------------------------------------
-# Open questions (spec §3.5)
+# Open questions (docs/protocols.md §3.5)
 
 _OPEN_INDICATORS = ("could be ", "so ", "is ", "thus ", "therefore ", "final ", "answer ", "result ")
 _TRIVIAL_TAILS = (":", ",", ".", "!", "?", ";", ":", "'")
@@ -283,7 +283,7 @@ _TRIVIAL_TAILS = (":", ",", ".", "!", "?", ";", ":", "'")
 
 def key_subresponses(sub_responses: Sequence[str], indicators: Sequence[str],
                      last_extra: Sequence[str] = ()) -> list[str]:
-    """Shortest tail after the last occurrence of any indicator, per sub-response (spec §3.5 steps 3-4, §4.4).
+    """Shortest tail after the last occurrence of any indicator, per sub-response (docs/protocols.md §3.5 steps 3-4, §4.4).
 
     ``last_extra`` indicators (``=``) apply to the last sub-response only. QUIRK: an empty tail
     counts as "none yet", so a later indicator may replace it with a longer one. Tails that are
@@ -304,7 +304,7 @@ def key_subresponses(sub_responses: Sequence[str], indicators: Sequence[str],
     return keys
 
 
-# Number extraction (spec §3.5 step 6, §4.4 填空 step 4). The official scientific and simple
+# Number extraction (docs/protocols.md §3.5 step 6, §4.4 填空 step 4). The official scientific and simple
 # patterns retry from every start inside a digit run, each retry scanning to the run's end:
 # quadratic (16k digits took 7 s). ``(?<!\d)`` before each alternative that starts with digits
 # skips those retries without changing any result: a match never ends inside a digit run (the
@@ -321,7 +321,7 @@ _NUM_SIMPLE = re.compile(r"-?(?:(?<!\d)\d+\.\d+|\.\d+|(?<!\d)\d+\b)(?![eE][+-]?\
 
 
 def extract_numbers(string: str) -> list[str]:
-    """All number strings: comma-grouped, then scientific, then simple matches, concatenated (spec §3.5 step 6).
+    """All number strings: comma-grouped, then scientific, then simple matches, concatenated (docs/protocols.md §3.5 step 6).
 
     Same matches as the official patterns, in linear time (see above). QUIRK: the patterns
     overlap, e.g. "1,000" -> ["1,000", "000"], "1.2e3" -> ["1.2e3", "1", "3"].
@@ -330,7 +330,7 @@ def extract_numbers(string: str) -> list[str]:
 
 
 def _is_number(string: str) -> bool:
-    """``float(s.replace(',', ''))`` succeeds (spec §3.5 step 7, §4.4)."""
+    """``float(s.replace(',', ''))`` succeeds (docs/protocols.md §3.5 step 7, §4.4)."""
     try:
         float(string.replace(",", ""))
         return True
@@ -339,7 +339,7 @@ def _is_number(string: str) -> bool:
 
 
 def normalize_str(string: str) -> list:
-    """Official ``normalize_str`` (spec §3.5 step 7).
+    """Official ``normalize_str`` (docs/protocols.md §3.5 step 7).
 
     Strip; numeric (after removing commas) -> ``[round(float, 2)]``; otherwise lower-case, and a
     1-character string becomes ``[" c", "c "]`` to avoid trivial substring matches.
@@ -354,7 +354,7 @@ def normalize_str(string: str) -> list:
 
 
 def _dedup(items) -> list:
-    """First-seen order, duplicates removed; the official code uses an unordered set (spec §3.5 step 8, §4.4)."""
+    """First-seen order, duplicates removed; the official code uses an unordered set (docs/protocols.md §3.5 step 8, §4.4)."""
     out: list = []
     seen: set = set()  # same test as ``in out`` (identity, then ==) for str and float, in linear time
     for item in items:
@@ -365,7 +365,7 @@ def _dedup(items) -> list:
 
 
 def parse_open(response: str, fixed_split: bool = False) -> list:
-    """Official ``parse_open_response`` (spec §3.5). Returns normalised strings and floats.
+    """Official ``parse_open_response`` (docs/protocols.md §3.5). Returns normalised strings and floats.
 
     The official result is a set (undefined order); this returns a list in first-seen order
     (key responses first, then their numbers), de-duplicated. ``fixed_split=True`` (NOT official,
@@ -378,7 +378,7 @@ def parse_open(response: str, fixed_split: bool = False) -> list:
         text = text.lower()
     else:
         text = text.lower()
-        # QUIRK (spec §3.5 step 2): the text is already lower-cased, so the first alternative can
+        # QUIRK (docs/protocols.md §3.5 step 2): the text is already lower-cased, so the first alternative can
         # never match; in effect this splits on newlines only.
         sub_responses = re.split(r"\.\s(?=[A-Z])|\n", text)
     keys = key_subresponses(sub_responses, _OPEN_INDICATORS, ("=",)) or [text]
@@ -392,10 +392,10 @@ def parse_open(response: str, fixed_split: bool = False) -> list:
 
 
 # ---------------------------------------------------------------------------------------------
-# Correctness (spec §3.6)
+# Correctness (docs/protocols.md §3.6)
 
 def parse_gold(answer):
-    """Gold answer with HF list strings such as ``"['24/7', '3.429']"`` turned into lists (spec §3.6, P-M2).
+    """Gold answer with HF list strings such as ``"['24/7', '3.429']"`` turned into lists (docs/protocols.md §3.6, P-M2).
 
     A string starting with ``[`` (after leading whitespace) is parsed with ``ast.literal_eval``;
     if that fails the string is returned unchanged (the official scorer would then treat it as
@@ -415,14 +415,14 @@ def parse_gold(answer):
 
 
 def eval_multi_choice(gold, pred) -> bool:
-    """Official ``eval_multi_choice``: exact equality; a list gold matches any element (spec §3.6)."""
+    """Official ``eval_multi_choice``: exact equality; a list gold matches any element (docs/protocols.md §3.6)."""
     if isinstance(gold, list):
         return any(g == pred for g in gold)
     return gold == pred
 
 
 def eval_open(gold, preds: Sequence) -> bool:
-    """Official ``eval_open`` (spec §3.6). ``preds`` is the list from ``parse_open``.
+    """Official ``eval_open`` (docs/protocols.md §3.6). ``preds`` is the list from ``parse_open``.
 
     Gold (string, or list whose normalised elements are united) goes through ``normalize_str``.
     A string prediction matches if a string gold is a substring of it; a float prediction

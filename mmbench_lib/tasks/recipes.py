@@ -1,10 +1,10 @@
 """How an item becomes a ranking request: prompt template, continuation form, chat wrapping.
 
-Every number the suite reports names the recipe that produced it (spec P-T1: SEED-Bench-2 has
+Every number the suite reports names the recipe that produced it (docs/protocols.md §2.6 P-T1: SEED-Bench-2 has
 no single official recipe). ``seed1-ppl`` is the v1 reference (InstructBLIP via LAVIS):
 prompt ``Question: {q}\\nAnswer:``, the choice *content* as continuation, summed NLL.
 The SEED leaderboard also accepts "PPL for A/B/C/D" (``qwen-vl-letters``: the options listed in
-the prompt, the letters ranked) and lmms-eval's ``seedbench_ppl`` (``lmms-eval-ppl``), spec §1.4.
+the prompt, the letters ranked) and lmms-eval's ``seedbench_ppl`` (``lmms-eval-ppl``), docs/protocols.md §1.4.
 
 Generated letters (``continuation="generate"``, NOT a paper protocol): the model *writes* an answer to
 the question with its options listed, and a letter is read out of the text the way lmms-eval
@@ -40,22 +40,22 @@ class Recipe:
 
 
 RECIPES = {
-    # the SEED v1 reference preprocessing too: images bicubic-resized to 224x224 with no crop (spec §1.4 item 4)
+    # the SEED v1 reference preprocessing too: images bicubic-resized to 224x224 with no crop (docs/protocols.md §1.4 item 4)
     "seed1-ppl-lavis224": Recipe(name="seed1-ppl-lavis224", image_size=224),
-    # SEED-2 LLaVA-1.5 wrapper with its preprocessing: bicubic 336x336, no crop (spec §2.4)
+    # SEED-2 LLaVA-1.5 wrapper with its preprocessing: bicubic 336x336, no crop (docs/protocols.md §2.4)
     "llava-chat-336": Recipe(name="llava-chat-336", prompt="{question}", separator=" ", chat=True, reduction="mean", image_size=336),
-    # SEED v1 reference recipe (spec §1.4): summed log-likelihood of the choice content
+    # SEED v1 reference recipe (docs/protocols.md §1.4): summed log-likelihood of the choice content
     "seed1-ppl": Recipe(),
-    # SEED-2 LLaVA-1.5 wrapper (spec §2.4): question as the user turn, the candidate as the
+    # SEED-2 LLaVA-1.5 wrapper (docs/protocols.md §2.4): question as the user turn, the candidate as the
     # assistant's answer, no options and no "Answer:", mean token NLL
     "llava-chat": Recipe(name="llava-chat", prompt="{question}", separator=" ", chat=True, reduction="mean"),
-    # Qwen-VL's SEED recipe, leaderboard "PPL for A/B/C/D" (spec §1.4): options in the prompt, the
+    # Qwen-VL's SEED recipe, leaderboard "PPL for A/B/C/D" (docs/protocols.md §1.4): options in the prompt, the
     # letters " A" ... " D" ranked by mean NLL (one token each with most tokenizers)
     "qwen-vl-letters": Recipe(name="qwen-vl-letters", prompt="Question: {question}\nOptions: {options}\nAnswer:",
                               separator=" ", reduction="mean", continuation="letter"),
-    # lmms-eval seedbench_ppl (spec §1.4): "{question} Answer :" + the choice contents, summed
+    # lmms-eval seedbench_ppl (docs/protocols.md §1.4): "{question} Answer :" + the choice contents, summed
     "lmms-eval-ppl": Recipe(name="lmms-eval-ppl", prompt="{question} Answer :"),
-    # NOT a paper protocol. lmms-eval seedbench (generate_until, spec §1.4 / P-S8): the question, the
+    # NOT a paper protocol. lmms-eval seedbench (generate_until, docs/protocols.md §1.4 / P-S8): the question, the
     # "A. ..." lines, the instruction; the first character of the stripped answer is the letter
     "lmms-eval-gen": Recipe(name="lmms-eval-gen", prompt="{question}\n{options}\nAnswer with the option's letter "
                             "from the given choices directly.", separator="", chat=True, reduction=None,
@@ -149,7 +149,7 @@ class Protocol:
 RANKING_PROTOCOLS = {p.key: p for p in (
     Protocol("content-sum", "content, sum", "paper: SEED-Bench §3.4 reference (LAVIS), summed NLL of the choice "
              "content", "seed1-ppl", "sum"),
-    Protocol("content-mean", "content, mean", "official wrappers: HF InstructBLIP / SEED-2 LLaVA, Qwen (spec P-S3), "
+    Protocol("content-mean", "content, mean", "official wrappers: HF InstructBLIP / SEED-2 LLaVA, Qwen (docs/protocols.md §1.6 P-S3), "
              "mean NLL", "seed1-ppl", "mean"),
     Protocol("letters", "letters ranked", "leaderboard 'PPL for A/B/C/D' (Qwen-VL recipe): options in the prompt, "
              "letters ranked by mean NLL", "qwen-vl-letters", "mean"),

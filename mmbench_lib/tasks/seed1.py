@@ -1,6 +1,6 @@
 """SEED-Bench (v1): the raw ``SEED-Bench.json`` layout, 12 dimensions, image + video.
 
-SEED-Bench paper §3 (dimensions, Table 1/3) and spec/protocols.md §1. Dimension ids are the
+SEED-Bench paper §3 (dimensions, Table 1/3) and docs/protocols.md §1. Dimension ids are the
 key (pitfall P-S1: the names of ids 3 and 4 were once swapped in the file's ``question_type``
 map); the paper's names are used and a disagreeing file map is reported, not trusted.
 """
@@ -21,7 +21,7 @@ from mmbench_lib.tasks.copies import seed as copies
 
 BENCHMARK = "seed"
 
-#: id -> (name, modality). SEED-Bench Table 1 / spec §1.2.
+#: id -> (name, modality). SEED-Bench Table 1 / docs/protocols.md §1.2.
 DIMENSIONS: dict[int, tuple[str, str]] = {
     1: ("Scene Understanding", "image"),
     2: ("Instance Identity", "image"),
@@ -39,11 +39,11 @@ DIMENSIONS: dict[int, tuple[str, str]] = {
 IMAGE_DIMS = tuple(range(1, 10))
 VIDEO_DIMS = (10, 11, 12)
 
-#: official frame rule per video dimension (spec §1.4 item 7) and the source it reads
+#: official frame rule per video dimension (docs/protocols.md §1.4 item 7) and the source it reads
 VIDEO_RULES = {10: "whole_minus_last", 11: "seconds", 12: "frames"}
 VIDEO_SOURCES = {10: "ssv2", 11: "epic_kitchens", 12: "breakfast"}
 
-#: metric groups: name -> dimension ids (spec §1.5)
+#: metric groups: name -> dimension ids (docs/protocols.md §1.5)
 GROUPS = {"Image": IMAGE_DIMS, "Video": VIDEO_DIMS, "All": IMAGE_DIMS + VIDEO_DIMS}
 
 PROMPT = "Question: {question}\nAnswer:"  # the v1 reference recipe (InstructBLIP via LAVIS)

@@ -1,6 +1,6 @@
 """SEED-Bench-2: ``SEED-Bench_v2_level1_2_3.json``, 27 dimensions in parts 1-3, levels L1-L3.
 
-SEED-Bench-2 paper §3 (hierarchy, Table 1) and spec/protocols.md §2. Levels are cumulative as
+SEED-Bench-2 paper §3 (hierarchy, Table 1) and docs/protocols.md §2. Levels are cumulative as
 in the official ``eval.py`` (L1 ⊂ L2 ⊂ L3); the subpart filter matches exactly (P-T5); dims
 25-27 need image output and are N/A for models that cannot produce images (Table 2).
 """
@@ -24,7 +24,7 @@ SINGLE, MULTI, VIDEO = "Single-Image & Text Comprehension", "Multiple-Images & T
 INTERLEAVED, IMGEN, IMTEXTGEN = "Interleaved Image & Text Comprehension", "Image Generation", "Image & Text Generation"
 SUBPARTS = (SINGLE, MULTI, VIDEO, INTERLEAVED, IMGEN, IMTEXTGEN)
 
-#: id -> (name, subpart, level). Spec §2.2.
+#: id -> (name, subpart, level). docs/protocols.md §2.2.
 DIMENSIONS: dict[int, tuple[str, str, str]] = {
     1: ("Scene Understanding", SINGLE, "L1"),
     2: ("Instance Identity", SINGLE, "L1"),
@@ -61,7 +61,7 @@ PART_OF_LEVEL = {"L1": 1, "L2": 2, "L3": 3}
 LEVELS = ("L1", "L2", "L3")
 DATA_SOURCES = {"cc3m": "cc3m_dir", "SEED-Bench v2": "seed_bench_v2_dir"}
 
-#: metric groups: name -> dimension ids (spec §2.5; levels cumulative)
+#: metric groups: name -> dimension ids (docs/protocols.md §2.5; levels cumulative)
 GROUPS = {
     "Single-Image": tuple(range(1, 17)),
     "Multiple-Images": (17, 18),
@@ -167,7 +167,7 @@ def load(
 
 
 def _place_media(item: Item, dim: int, files: list[str], path) -> None:
-    """Spec §2.1: where each ``data_id`` entry goes, by dimension."""
+    """docs/protocols.md §2.1: where each ``data_id`` entry goes, by dimension."""
     if dim in (25, 27):
         item.choice_images = files  # the 4 option images, A-D
     elif dim == 26:

@@ -1,4 +1,4 @@
-"""The official 8-frame index rule (spec §1.4 items 6-7) on its worked examples."""
+"""The official 8-frame index rule (docs/protocols.md §1.4 items 6-7) on its worked examples."""
 import pytest
 
 from mmbench_lib.core.video import frame_indices, get_index

@@ -63,7 +63,7 @@ def test_native_family_gets_one_clip_of_the_official_frames(spec, seed1_video):
     a = _native(spec)
     tok = a.processor.tokenizer
     for it, req in zip(seed1_video, _requests(seed1_video, a)):
-        # the clip is the frames the official rule selects (spec §1.4 items 6-7), with their indices
+        # the clip is the frames the official rule selects (docs/protocols.md §1.4 items 6-7), with their indices
         assert req.images == [] and isinstance(req.video, Video)
         _, fps, idx = selected_frames(it.video.path, it.video.rule, it.video.segment)
         assert req.video.indices == idx and len(req.video.frames) == len(idx)

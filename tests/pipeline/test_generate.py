@@ -69,7 +69,7 @@ def test_smollm2_generation_stores_responses_flags_truncation_and_resumes(mmmu_v
 
 
 def test_parsing_uses_one_seeded_rng_in_official_order_whatever_the_store_order(mmmu_val, tmp_path):
-    """A resumed run stores rows in another order; parsing must not depend on it (spec §3.7)."""
+    """A resumed run stores rows in another order; parsing must not depend on it (docs/protocols.md §3.7)."""
     junk = ["I am not sure", "", "maybe", "no idea at all", "(B)", "hmm"]  # mostly random fallbacks
     rows = [{**base_row(it), "status": "ok", "response": junk[i % len(junk)], "truncated": False}
             for i, it in enumerate(mmmu_val)]

@@ -1,4 +1,4 @@
-"""Rescoring official-format MMMU ``output.json`` folders and CMMMU response files (spec §3.7-3.9, §4.4-4.6)."""
+"""Rescoring official-format MMMU ``output.json`` folders and CMMMU response files (docs/protocols.md §3.7-3.9, §4.4-4.6)."""
 from __future__ import annotations
 
 import json
@@ -110,7 +110,7 @@ def test_mmmu_summary_matches_hand_counts(mmmu_items, tmp_path):
     assert counts["items"] == 24 and counts["subjects"] == 8
     assert counts["fallbacks"] == sum(p.startswith("random") for p in plan.values()) == 6
     assert counts["empty_responses"] == sum(p == "random_empty" for p in plan.values()) == 3
-    # per subject and the question-weighted discipline averages (spec §3.8)
+    # per subject and the question-weighted discipline averages (docs/protocols.md §3.8)
     for subject, s in summary["per_subject"].items():
         ids = [it.id for it in mmmu_items if it.dimension == subject]
         assert s == {"n": len(ids), "correct": sum(expected[i] for i in ids), "accuracy": sum(expected[i] for i in ids) / len(ids), "ci_low": None, "ci_high": None, "failed": 0, "n/a": 0}
@@ -223,7 +223,7 @@ def test_cmmmu_response_mode_counts(cmmmu_items, demo, tmp_path):
     rows = [{"id": int(it.id), "type": it.meta["type"], "response": _cmmmu_response(it)} for it in cmmmu_items]
     mc = [r for r in rows if r["type"] == "选择"]
     tf = [r for r in rows if r["type"] == "判断"]
-    mc[0]["response"] = ""  # empty MC: wrong, no random draw (spec §4.4)
+    mc[0]["response"] = ""  # empty MC: wrong, no random draw (docs/protocols.md §4.4)
     tf[0]["response"] = None  # non-string: marked, treated as empty -> a 0-0 tie -> random
     dropped = rows.pop()  # a gold id without a response
     rows.append({"id": 99999, "type": "填空", "response": "42"})  # a response id without gold

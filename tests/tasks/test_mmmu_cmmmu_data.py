@@ -47,7 +47,7 @@ def test_mmmu_demo_is_in_the_hub_layout(demo):
             f"{split}-00000-of-00001.parquet" for split in ("dev", "test", "validation")]
     table = pq.read_table(root / "Art" / "validation-00000-of-00001.parquet")
     assert tuple(table.column_names) == MMMU_COLUMNS
-    assert table.schema.field("options").type == pa.string()  # string-encoded list (spec §3.1)
+    assert table.schema.field("options").type == pa.string()  # string-encoded list (docs/protocols.md §3.1)
     features = json.loads(table.schema.metadata[b"huggingface"])["info"]["features"]
     assert features["image_1"] == {"_type": "Image"}
 

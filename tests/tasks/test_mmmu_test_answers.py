@@ -1,5 +1,5 @@
 """MMMU test split: withheld without answers; scored when ``answer_dict_test.json`` (the MMMU
-repository's format, spec §3.9: ``{id: {question_type, ground_truth}}``) is given, in runs and in
+repository's format, docs/protocols.md §3.9: ``{id: {question_type, ground_truth}}``) is given, in runs and in
 ``score-responses --answers``."""
 from __future__ import annotations
 

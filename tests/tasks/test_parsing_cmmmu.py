@@ -1,4 +1,4 @@
-"""Golden tests for mmbench_lib.tasks.cmmmu_parser, from the rules and pitfalls of spec §4.3-4.7."""
+"""Golden tests for mmbench_lib.tasks.cmmmu_parser, from the rules and pitfalls of docs/protocols.md §4.3-4.7."""
 import random
 import re
 
@@ -270,7 +270,7 @@ def test_property_fill(response, gold):
     assert isinstance(evaluate_answer("填空", response, gold), bool)
 
 
-# --- linear-time number extraction == the official regexes (spec §4.4 填空 step 4) --------------
+# --- linear-time number extraction == the official regexes (docs/protocols.md §4.4 填空 step 4) --------------
 
 #: The official ``eval_utils.py`` patterns, kept here as the oracle (quadratic on long digit runs).
 OFFICIAL_NUMBER_PATTERNS = (r"-?\d{1,3}(?:，\d{3})+", r"-?\d+(?:\.\d+)?[eE][+-]?\d+",

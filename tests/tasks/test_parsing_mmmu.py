@@ -1,4 +1,4 @@
-"""Golden tests for mmbench_lib.tasks.mmmu_parser, from the worked examples of spec §3.3-3.7."""
+"""Golden tests for mmbench_lib.tasks.mmmu_parser, from the worked examples of docs/protocols.md §3.3-3.7."""
 import random
 
 import pytest
@@ -15,7 +15,7 @@ CHOICES = ["A", "B", "C", "D"]
 
 
 def mc(response, index2ans=INDEX2ANS, rng=None):
-    """Official MC parse (spec §3.4) with letters taken from ``index2ans``."""
+    """Official MC parse (docs/protocols.md §3.4) with letters taken from ``index2ans``."""
     return parse_multi_choice(response, list(index2ans), index2ans, rng)
 
 
@@ -268,7 +268,7 @@ def test_property_open_never_raises(response, gold):
     assert isinstance(eval_open(gold, preds), bool)
 
 
-# --- linear-time number extraction == the official regexes (spec §3.5 step 6) ------------------
+# --- linear-time number extraction == the official regexes (docs/protocols.md §3.5 step 6) ------------------
 
 #: The official ``eval_utils.py`` patterns, kept here as the oracle (quadratic on long digit runs).
 OFFICIAL_NUMBER_PATTERNS = (r"-?\b\d{1,3}(?:,\d{3})+\b", r"-?\d+(?:\.\d+)?[eE][+-]?\d+",
