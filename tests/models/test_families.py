@@ -252,13 +252,18 @@ def test_trust_remote_code_reaches_every_hub_loading_path(monkeypatch):
         seen.append(kw.get("trust_remote_code"))
         raise RuntimeError("stop")
 
+    def config(*args, **kw):  # the config is read first (a refused family stops before the weights)
+        seen.append(("config", kw.get("trust_remote_code")))
+        return transformers.AutoConfig.for_model("llava")
+
     for name in ("AutoModelForImageTextToText", "Blip2ForConditionalGeneration", "InstructBlipForConditionalGeneration"):
         monkeypatch.setattr(getattr(transformers, name), "from_pretrained", fake)
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", config)
     for spec in ("vlm:x", "blip2:x", "instructblip:x"):
         for trc in (False, True):
             with pytest.raises(RuntimeError, match="stop"):
                 load_adapter(spec, device="cpu", trust_remote_code=trc)
-    assert seen == [False, True] * 3
+    assert seen == [("config", False), False, ("config", True), True] * 3
 
 
 def test_unknown_tiny_family():
