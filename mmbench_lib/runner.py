@@ -34,8 +34,6 @@ from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_
 from mmbench_lib.pipeline.preflight import BadValue, check_values
 from mmbench_lib.pipeline.selection import describe_change, selection_change
 from mmbench_lib.scoring import REDUCTIONS, scorer_names
-from mmbench_lib.models.batching import policy_from
-from mmbench_lib.pipeline.config import BACKENDS
 from mmbench_lib.pipeline.shards import shard_from_params
 from mmbench_lib.tasks.base import get_task, is_task, path_parameters
 from mmbench_lib.tasks.recipes import RECIPES
@@ -175,11 +173,13 @@ def check_params(notebook: str, params: dict, known: dict) -> None:
     if params.get("limit") is not None and params.get("limit", 0) < 0:
         raise bad("limit", "must be >= 0 (0 or null: all items)")
     choices = {"reduction": sorted(REDUCTIONS), "scorer": scorer_names(), "recipe": sorted(RECIPES),
-               "video_input": ["frames", "native"], "backend": ["auto", *BACKENDS]}
+               "video_input": ["frames", "native"], "backend": ["auto", "hf", "batched", "openai", "vllm"]}  # config.BACKENDS
     for name, allowed in choices.items():
         if name in params and params[name] not in allowed:
             raise bad(name, f"must be one of {allowed}")
     if isinstance(params.get("batch_policy"), dict):
+        from mmbench_lib.models.batching import policy_from  # torch: only when a policy is given
+
         try:
             policy_from(params["batch_policy"])
         except ValueError as e:
