@@ -9,6 +9,7 @@ import traceback
 from pathlib import Path
 
 import yaml
+from mmbench_lib.models.policy import policy_from
 from mmbench_lib import __version__
 from mmbench_lib.analysis.results import failure_problem, format_table, read_results
 from mmbench_lib.core.manifest import git_commit, repo_root
@@ -184,10 +185,6 @@ def _yaml_of(text: str, kind: type):
 
 def parse_policy(text: str) -> dict:
     """``--batch-policy`` text: a YAML mapping of ``BatchPolicy`` fields, checked by name, type and value."""
-    import yaml
-
-    from mmbench_lib.models.batching import policy_from
-
     try:
         value = yaml.safe_load(text)
     except yaml.YAMLError as e:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from mmbench_lib.models.policy import policy_from
 from mmbench_lib.analysis.results import write_results
 from mmbench_lib.analysis.subsets import _benchmark as same_benchmark, read_blind_ids
 from mmbench_lib.core.manifest import repo_root
@@ -178,8 +179,6 @@ def check_params(notebook: str, params: dict, known: dict) -> None:
         if name in params and params[name] not in allowed:
             raise bad(name, f"must be one of {allowed}")
     if isinstance(params.get("batch_policy"), dict):
-        from mmbench_lib.models.batching import policy_from  # torch: only when a policy is given
-
         try:
             policy_from(params["batch_policy"])
         except ValueError as e:

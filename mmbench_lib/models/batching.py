@@ -26,13 +26,13 @@ in fp32 the linear layers on pre-packed weights (``packed``).
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass, fields, replace
 
 import torch
 
 from mmbench_lib.core.requests import GenerateRequest
 from mmbench_lib.models import kv_decode as kv
 from mmbench_lib.models import packed
+from mmbench_lib.models.policy import CPU_CHUNK, BatchPolicy, policy_from  # noqa: F401 - the policy lives without torch
 from mmbench_lib.scoring.engine import is_oom
 
 #: inputs that grow with the sequence and how a generated token extends them (``generate``'s own rules)
@@ -42,82 +42,6 @@ _TOKEN_TYPE_KEYS = ("token_type_ids", "mm_token_type_ids")
 #: prompts per padded prefill forward when ``BatchPolicy.prefill_rows`` is None (tiny LLaVA: 8 rows 0.52 s,
 #: 16 rows 0.58 s, 32 rows 0.56 s on the benchmark's image workload: more rows, more padding)
 PADDED_PREFILL_ROWS = 8
-#: decode steps between dropping finished rows on the CPU (``BatchPolicy.chunk=None``)
-CPU_CHUNK = 4
-
-
-@dataclass
-class BatchPolicy:
-    """How requests become batches (tokens counted as rows x (prompt + max_new_tokens)).
-
-    Two decoders: ``generate`` on left-padded batches (transformers' own decoding, what lm-eval and
-    VLMEvalKit run on GPUs) and the suite's kv-decode path (``models.kv_decode``: shared prefix,
-    continuous batching, ``flat_prefill``, ``packed`` weights), written and measured on one CPU only.
-    ``kv_decode=None`` (the default) takes the kv-decode path on the CPU and padded ``generate`` on any
-    other device, and ``chunk=None`` drops finished rows every 4 steps on the CPU and makes one
-    ``generate`` call per batch elsewhere: on a GPU the default is the plain padded ``generate`` that is
-    known to work there; the CPU-tuned paths run there only when asked (``kv_decode=True``, ``chunk=4``).
-    ``requests_per_call``: requests the run loop hands the generator at once (it flushes after each call),
-    so the batcher can keep ``max_rows`` rows decoding and group prompts by length.
-    """
-
-    token_budget: int = 32768
-    max_rows: int = 32
-    chunk: int | None = None  # decode steps between dropping finished rows; 0: one generate call per batch
-    kv_decode: bool | None = None  # the suite's kv-decode path; None: on the CPU only
-    requests_per_call: int = 128  # requests per call of the run loop (at least max_rows)
-    #: kv-decode path: prompts per prefill forward (decode batches hold up to max_rows); None: 8 in padded batches
-    #: (more rows cost more padding), max_rows end to end (no padding; one forward instead of several)
-    prefill_rows: int | None = None
-    prefill_tokens: int = 8192  # kv-decode path: rows x padded prompt length of one prefill forward
-    share_prefix: bool = True  # kv-decode path: compute the prompts' common token prefix once
-    packed_weights: bool = True  # kv-decode path: fp32 CPU linears on pre-packed weights (``models.packed``)
-    #: kv-decode path: the fixed cost of one more forward (the weights read once more) in prompt tokens of
-    #: compute (a SmolLM2 forward of 1 token took 70 ms, a prompt token 1.6-1.9 ms, on one CPU core: about 40);
-    #: a prompt up to this many tokens shorter than its batch's longest pads rather than opening a forward,
-    #: and a shared prefix is computed apart only when that saves at least this many prompt tokens
-    forward_tokens: int = 32
-    flat_prefill: bool = True  # kv-decode path: text prompts prefilled end to end, no padding (``models.flat_prefill``)
-
-    def on(self, device) -> "BatchPolicy":
-        """The policy with its automatic fields (``kv_decode``, ``chunk``) decided for ``device``."""
-        cpu = torch.device(device).type == "cpu"
-        return replace(self, kv_decode=cpu if self.kv_decode is None else self.kv_decode,
-                       chunk=(CPU_CHUNK if cpu else 0) if self.chunk is None else self.chunk)
-
-    def describe(self) -> dict:
-        return {"token_budget": self.token_budget, "max_rows": self.max_rows, "chunk": self.chunk,
-                "kv_decode": self.kv_decode, "requests_per_call": self.requests_per_call,
-                "prefill_rows": self.prefill_rows, "prefill_tokens": self.prefill_tokens,
-                "share_prefix": self.share_prefix, "packed_weights": self.packed_weights,
-                "forward_tokens": self.forward_tokens, "flat_prefill": self.flat_prefill}
-
-
-#: BatchPolicy field -> (accepted types, lowest value); ``None`` allowed where its default is ``None``
-_POLICY_TYPES = {"token_budget": ((int,), 1), "max_rows": ((int,), 1), "chunk": ((int, type(None)), 0),
-                 "kv_decode": ((bool, type(None)), None), "requests_per_call": ((int,), 1),
-                 "prefill_rows": ((int, type(None)), 1), "prefill_tokens": ((int,), 1), "share_prefix": ((bool,), None),
-                 "packed_weights": ((bool,), None), "forward_tokens": ((int,), 0), "flat_prefill": ((bool,), None)}
-
-
-def policy_from(options: dict | None) -> BatchPolicy:
-    """A ``BatchPolicy`` from a dict of its fields (a run's ``batch_policy``); a wrong name, type or
-    value is a ``ValueError`` of one line naming the field."""
-    options = dict(options or {})
-    known = [f.name for f in fields(BatchPolicy)]
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise ValueError(f"unknown field(s) {unknown}; known: {known}")
-    for name, value in options.items():
-        types, low = _POLICY_TYPES[name]
-        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            names = " or ".join("None" if t is type(None) else t.__name__ for t in types)
-            raise ValueError(f"{name}: expected {names}, got {type(value).__name__} {value!r}")
-        if low is not None and value is not None and value < low:
-            raise ValueError(f"{name}: must be >= {low}, got {value}")
-    return BatchPolicy(**options)
-
-
 def plan_batches(keys: list, lengths: list[int], max_new: list[int], policy: BatchPolicy) -> list[list[int]]:
     """Indices per batch: same key, longest first, within the token budget and row limit."""
     order = sorted(range(len(keys)), key=lambda i: (repr(keys[i]), -lengths[i], i))

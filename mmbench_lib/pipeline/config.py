@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mmbench_lib.tasks.base import get_task, task_names
-from mmbench_lib.models.batching import BatchPolicy, policy_from
+from mmbench_lib.models.policy import BatchPolicy, policy_from
 from mmbench_lib.models.placement import device_map_problem, max_memory_problem, memory_key
 from mmbench_lib.models.registry import check_spec, rank_problem
 from mmbench_lib.models.settings import ModelSettings
