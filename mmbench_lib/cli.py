@@ -227,14 +227,15 @@ def _first_comment(path: Path) -> str:
 
 
 def list_benchmarks() -> list[str]:
-    lines = []
+    rows = []
     for task in all_tasks():
         if task.takes_split():
             extra = f"splits {', '.join(task.splits)} (default {task.default_split}); {len(task.dimensions)} subjects"
         else:
             extra = f"dimensions 1-{max(task.dimensions)}"
-        lines.append(f"{' / '.join((task.name, *task.aliases)):14s} {task.protocol:10s} {extra}  ({task.title})")
-    return lines
+        rows.append((" / ".join((task.name, *task.aliases)), task.protocol, f"{extra}  ({task.title})"))
+    width = max(len(r[0]) for r in rows)
+    return [f"{name:{width}s}  {protocol:10s} {rest}" for name, protocol, rest in rows]
 
 
 def list_models() -> list[str]:
