@@ -36,7 +36,7 @@ from mmbench_lib.pipeline.preflight import BadValue, check_values
 from mmbench_lib.pipeline.selection import describe_change, selection_change
 from mmbench_lib.scoring import REDUCTIONS, scorer_names
 from mmbench_lib.pipeline.shards import shard_from_params
-from mmbench_lib.tasks.base import get_task, is_task, path_parameters
+from mmbench_lib.tasks.base import all_tasks, get_task, is_task, path_parameters
 from mmbench_lib.tasks.recipes import RECIPES
 
 
@@ -239,10 +239,19 @@ def notebook_protocol(known: dict) -> str | None:
     return get_task(first).protocol if is_task(first) else None
 
 
+def notebook_benchmark(known: dict) -> str | None:
+    """The benchmark of a notebook without a ``benchmark`` parameter (notebook 11): the one task whose loader
+    arguments the notebook takes, all of them; ``None`` when none or several fit."""
+    fits = [t.name for t in all_tasks() if (args := set(t.data_parameters()) - {"version"}) and args <= set(known)]
+    return fits[0] if len(fits) == 1 else None
+
+
 def check_param_values(notebook: str, params: dict, known: dict) -> None:
     """The values the notebook would run with (``mmbench_lib.pipeline.preflight.check_values``):
     one-line ``ParameterError`` naming the parameter, its value and what to do."""
     values = effective_params(params, known)
+    if "benchmark" not in values and "benchmarks" not in values and notebook_benchmark(known):
+        values["benchmark"] = notebook_benchmark(known)  # its data is checked as that benchmark's
     try:
         check_values(values, notebook_protocol(known))
     except BadValue as e:

@@ -94,8 +94,10 @@ class DecoderOnlyAdapter:
         except Exception as e:  # noqa: BLE001 - out-of-memory is the generator's; anything else: the reference path
             if is_oom(e):
                 raise
-            self.batch_fallback = f"batched generation raised {type(e).__name__}: {str(e).splitlines()[0][:200]}"
-            return self.generate_ids_one_at_a_time(requests)
+            why = f"batched generation raised {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
+            out = self.generate_ids_one_at_a_time(requests)  # raises too: the error is the model's, not the batch's
+            self.batch_fallback = why
+            return out
 
     @property
     def generator(self) -> BatchedGenerator:

@@ -156,7 +156,7 @@ class OpenAICompatible:
         if self.server_kind() != "vllm":
             raise NotImplementedError(
                 f"{self.base_url} is not a vLLM server (server={self.server!r}) and chat-completion endpoints return "
-                "no prompt log-likelihoods: use it for generation (MMMU, CMMMU), and vLLM (server='vllm') or a "
+                "no prompt log-likelihoods: use it for the generation benchmarks, and vLLM (server='vllm') or a "
                 "transformers adapter for answer ranking")
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(self._rank_one, requests))
