@@ -24,6 +24,7 @@ from mmbench_lib.tasks import mmmu_parser as parser
 from mmbench_lib.tasks.base import GenerationTask, register_task
 from mmbench_lib.tasks.copies import mmmu as copies
 from mmbench_lib.tasks.copies.tables import default_cache_dir  # noqa: F401 - re-exported (cmmmu, callers)
+from mmbench_lib.tasks.copies.tables import read_parquet
 from mmbench_lib.tasks.recipes import Protocol
 
 BENCHMARK = "mmmu"
@@ -233,17 +234,10 @@ def _local_subjects(folder: Path) -> list[str]:
 
 
 def _read_local(folder: Path, subject: str, split: str) -> tuple[str, list[dict]]:
-    import pyarrow.parquet as pq
-
     files = sorted((folder / subject).glob(f"{split}-*.parquet"))
     if not files:
         raise DataError(str(folder / subject), f"no {split}-*.parquet file for subject {subject!r}")
-    rows = []
-    for f in files:
-        try:
-            rows.extend(pq.read_table(f).to_pylist())
-        except Exception as e:  # noqa: BLE001 - pyarrow raises several types for a bad file
-            raise DataError(str(f), f"not a readable parquet file ({type(e).__name__}: {e})") from None
+    rows = read_parquet(files)
     return (str(files[0]) if len(files) == 1 else str(folder / subject / f"{split}-*.parquet")), rows
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.core.metrics import entry
 from mmbench_lib.core.store import write_json_atomic
+from mmbench_lib.tasks.copies.tables import read_parquet
 from mmbench_lib.tasks import mmmu_pro_parser as parser
 from mmbench_lib.tasks.mmmu import (
     DISCIPLINES, SUBJECT_IDS, SUBJECT_TO_DISCIPLINE, SUBJECTS, _is_local, _parse_list, default_cache_dir,
@@ -85,18 +86,10 @@ def parse_filename(name: str) -> tuple[str, str, str]:
 # ---------------------------------------------------------------------------------------------- loading
 
 def _read_local(folder: Path, config: str) -> tuple[str, list[dict]]:
-    import pyarrow.parquet as pq
-
     files = sorted((folder / config).rglob("*.parquet"))
     if not files:
         raise DataError(str(folder / config), f"no parquet file for config {config!r}")
-    rows = []
-    for f in files:
-        try:
-            rows.extend(pq.read_table(f).to_pylist())
-        except Exception as e:  # noqa: BLE001 - pyarrow raises several types for a bad file
-            raise DataError(str(f), f"not a readable parquet file ({type(e).__name__}: {e})") from None
-    return str(folder / config), rows
+    return str(folder / config), read_parquet(files)
 
 
 def _read_hub(source: str, config: str) -> tuple[str, list[dict]]:

@@ -28,6 +28,7 @@ from pathlib import Path
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks._common import check_unique, media_path, read_json, require
 from mmbench_lib.tasks.base import register_task
+from mmbench_lib.tasks.copies.tables import read_parquet
 from mmbench_lib.tasks.mmmu import default_cache_dir, write_image
 from mmbench_lib.tasks.seed1 import SeedTask
 
@@ -99,18 +100,10 @@ def _rows(path: Path) -> list[dict]:
         if not isinstance(rows, list):
             raise DataError(str(path), "expected a list of questions or an object with a 'questions' list")
         return rows
-    import pyarrow.parquet as pq
-
     files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
     if not files:
         raise DataError(str(path), "no .parquet file found")
-    rows = []
-    for f in files:
-        try:
-            rows.extend(pq.read_table(f).to_pylist())
-        except Exception as e:  # noqa: BLE001 - pyarrow raises several types for a bad file
-            raise DataError(str(f), f"not a readable parquet file ({type(e).__name__}: {e})") from None
-    return rows
+    return read_parquet(files)
 
 
 def load(annotation_file: str | os.PathLike, image_root: str | os.PathLike | None = None,
