@@ -228,7 +228,14 @@ def _score_merged(config: RunConfig, store: RunStore) -> dict:
 
     items = config.select(generation_items(config.benchmark, config.source, config.split, config.subjects, config.cache_dir))
     _rows, metrics = score_run(items, store, use_random=config.use_random)
-    metrics.update(model=(store.manifest().get("generation") or {}).get("model"), baseline=config.baseline,
+    man = store.manifest()
+    metrics.update(model=(man.get("generation") or {}).get("model"), baseline=config.baseline,
                    label=label_for(config.model, config.baseline), max_new_tokens=config.max_new_tokens)
+    if man.get("ocr"):  # the LLM + OCR baseline: its reader as one process records it, tesseract calls summed
+        label = Path(config.out_dir).name
+        shard_metrics = sorted(Path(config.out_dir).parent.glob(f"{SHARDS}/*/{label}/metrics*.json"))
+        calls = sum((json.loads(p.read_text(encoding="utf-8")).get("ocr") or {}).get("tesseract_calls_this_run", 0)
+                    for p in shard_metrics)
+        metrics["ocr"] = {**man["ocr"], "tesseract_calls_this_run": calls}
     store.write_metrics(metrics)
     return metrics
