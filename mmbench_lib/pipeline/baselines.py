@@ -16,6 +16,20 @@ from mmbench_lib.core.items import Item
 
 #: ``RunConfig.baseline`` values: the model generates (none), Random / Frequent Choice, LLM + OCR
 BASELINES = ("none", "random", "frequent", "ocr")
+#: baselines that learn their answers from a split other than the scored one (the task's ``validation_split``)
+LEARNS_FROM_SPLIT = {"frequent": "Frequent Choice"}
+
+
+def refusal(benchmark: str, baseline: str) -> str | None:
+    """Why ``baseline`` cannot run on ``benchmark`` (one line), or ``None``: a baseline that learns from a
+    split needs the task's ``validation_split``; without one it would count the gold of the items it is
+    scored on (MMMU-Pro: one hub split, its settings the same questions)."""
+    task = get_task(benchmark)
+    if baseline not in LEARNS_FROM_SPLIT or task.validation_split is not None:
+        return None
+    return (f"{LEARNS_FROM_SPLIT[baseline]} learns answers from a validation split and {task.title} has none "
+            f"besides the scored items (splits {', '.join(task.splits)}): it would count their gold answers; "
+            f"use baseline random, none or ocr")
 
 
 class RandomAnswer:

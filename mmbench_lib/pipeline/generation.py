@@ -45,7 +45,7 @@ from mmbench_lib.models import load_adapter
 from mmbench_lib.models.settings import split_thinking
 from mmbench_lib.pipeline import rescoring as responses
 from mmbench_lib.pipeline.backend import call_size, with_backend
-from mmbench_lib.pipeline.baselines import BASELINES, FrequentAnswer, RandomAnswer, frequent_table  # noqa: F401
+from mmbench_lib.pipeline.baselines import BASELINES, FrequentAnswer, RandomAnswer, frequent_table, refusal  # noqa: F401
 from mmbench_lib.pipeline.selection import check_same_selection
 from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.pipeline.loop import run_loop
@@ -249,6 +249,8 @@ def _answerer(config: RunConfig, items: list[Item], adapter):
     task = get_task(config.benchmark)
     if config.baseline == "random":
         return RandomAnswer(config.seed), None
+    if refusal(config.benchmark, config.baseline):
+        raise ValueError(refusal(config.benchmark, config.baseline))
     if config.baseline == "frequent":
         val_split = task.validation_split
         whole = not config.limit and not config.option_settings() and config.num_shards == 1

@@ -20,7 +20,7 @@ from mmbench_lib.core.paths import outputs_root
 from mmbench_lib.models import embedded
 from mmbench_lib.models.placement import device_map_problem, max_memory_problem
 from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, rank_problem, split_spec
-from mmbench_lib.pipeline.baselines import BASELINES
+from mmbench_lib.pipeline.baselines import BASELINES, refusal
 from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES
 from mmbench_lib.core.items import DataError
 from mmbench_lib.tasks import copies
@@ -257,6 +257,9 @@ def check_values(values: dict, protocol: str | None = None) -> None:
     for spec in values.get("models") or []:
         check_model(spec, values.get("revision") or None, name="models")
     if benchmark is not None:
+        why = is_task(benchmark) and values.get("baseline") in BASELINES and refusal(benchmark, values["baseline"])
+        if why:
+            raise BadValue("baseline", why)
         if "split" in values:
             check_split(benchmark, values["split"])
         if "subjects" in values:

@@ -15,6 +15,7 @@ from mmbench_lib.tasks.recipes import get_recipe
 from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder  # noqa: F401 - re-exported
 from mmbench_lib.core.store import METRICS, SHARDS, RunStore, shard_dir, store_file, write_json_atomic
 from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.baselines import refusal
 from mmbench_lib.pipeline.generation import evaluate_generation, label_for
 from mmbench_lib.pipeline.ocr import OCRUnavailable
 from mmbench_lib.pipeline.resume import check_same_run, identity
@@ -184,7 +185,11 @@ PAPER_BASELINES = ("random", "frequent", "none", "ocr")
 def evaluate_baselines(config: RunConfig, baselines=PAPER_BASELINES) -> dict[str, dict]:
     """``config`` once per baseline, each in ``config.out_dir/<label>`` (``random``, ``frequent``, the
     model's name, ``<model>+ocr``), the model loaded once and shared; a baseline whose OCR engine is
-    not installed is skipped with the reason printed. Returns the metrics by label."""
+    not installed, or that the task refuses (``baselines.refusal``: Frequent Choice without a validation
+    split), is skipped with the reason printed. Returns the metrics by label."""
+    for b in [b for b in baselines if refusal(config.benchmark, b)]:
+        print(f"skipped {label_for(config.model, b)}: {refusal(config.benchmark, b)}")
+    baselines = [b for b in baselines if not refusal(config.benchmark, b)]
     needs_model = [b for b in baselines if b in ("none", "ocr")]
     llm = load_adapter(config.model, **config.adapter_options()) if needs_model else None
     results = {}

@@ -21,7 +21,9 @@ protocol
     ``"generation"`` (a response generated, then parsed by the official parser; notebook 20).
 splits
     ``splits``, ``split_aliases`` (alias -> split), ``default_split``, ``validation_split`` (the split
-    the Frequent Choice baseline counts answers on; ``None`` for a one-split benchmark).
+    the Frequent Choice baseline counts answers on; ``None`` when no split holds other questions than the
+    scored ones, as a one-split benchmark: a baseline that learns from a split is then refused before the
+    run, ``pipeline.baselines.refusal``).
 groups
     ``dimensions``: id -> (name, ...) (SEED: dimensions; MMMU: subjects; CMMMU: subjects under
     categories); ``groups``: metric group -> dimension ids, what ``core.metrics.summarize`` reports;

@@ -30,6 +30,7 @@ from mmbench_lib.core.metrics import entry
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.tasks.copies.tables import read_parquet
 from mmbench_lib.tasks import mmmu_pro_parser as parser
+from mmbench_lib.tasks.mmmu_parser import parse_multi_choice
 from mmbench_lib.tasks.mmmu import (
     DISCIPLINES, SUBJECT_IDS, SUBJECT_TO_DISCIPLINE, SUBJECTS, _is_local, _parse_list, default_cache_dir,
     placeholder_order, write_image,
@@ -124,6 +125,7 @@ def record_to_item(rec: dict, setting: str, method: str, path, image_dir: Path, 
             "options_raw": rec["options"] if isinstance(rec["options"], str) else str(list(options))}
     images, errors, question, tags = [], [], "", []
     if setting == "vision":
+        meta["options_in_image"] = True  # the screenshot shows them: no option order to change (tasks.options)
         p, err = write_image(rec.get("image"), image_dir, f"{qid}_screenshot", data_root)
         images.append(p or "")
         if err:
@@ -195,7 +197,6 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "standard10-direct", s
 
 PROTOCOL = "generation"
 DEFAULT_SPLIT = "standard10-direct"
-VALIDATION_SPLIT = "standard10-direct"  # MMMU-Pro has one split; the frequent baseline counts it
 OCR_LANG = "eng"
 DEVIATIONS = [
     "fallback: a seeded random.Random draw, marked fallback=True (official: unseeded random.choice)",
@@ -239,8 +240,11 @@ def baseline_answer(item: Item, value: str) -> str:
 
 def output_row(item: Item, response) -> dict:
     """One line of an official output file: the dataset row without images, plus ``response``."""
-    row = {"id": item.id, "options": item.meta.get("options_raw", str(list(item.choices))), "answer": item.answer,
-           "subject": item.dimension}
+    # options moved by CircularEval (meta option_order, tasks.options) are written as shown, so the parser's
+    # letters and option texts match the prompt; unmoved, the dataset's own string is kept
+    moved = item.meta.get("option_order") not in (None, list(range(len(item.choices))))
+    row = {"id": item.id, "options": str(list(item.choices)) if moved else item.meta.get("options_raw", str(list(item.choices))),
+           "answer": item.answer, "subject": item.dimension}
     if item.meta.get("setting") != "vision":
         row.update(question=item.question, explanation=item.meta.get("explanation", ""),
                    img_type=str(list(item.image_type)), topic_difficulty=item.difficulty)
@@ -311,9 +315,25 @@ def _subject(rec: dict) -> str:
     return m.group(1) if m and m.group(1) in SUBJECT_IDS else "(unknown)"
 
 
-def score_records(records: list[dict], rng: random.Random | None, source: str = "") -> list[dict]:
+#: ``variant`` of :func:`score_records` -> answer extractor: the official one, and MMMU's (NOT official for
+#: MMMU-Pro: no ``Answer:`` rule, space-guarded letters, no ``L.`` pass; what a suite reusing its MMMU scorer gets)
+VARIANTS = ("official", "mmmu-parser")
+
+
+def _extract(variant: str):
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown MMMU-Pro parser variant {variant!r}; use one of {list(VARIANTS)}")
+    if variant == "official":
+        return parser.parse_answer
+    return lambda response, letters, index2ans, rng: parse_multi_choice(
+        response if isinstance(response, str) else "", letters, index2ans, rng)
+
+
+def score_records(records: list[dict], rng: random.Random | None, source: str = "", variant: str = "official") -> list[dict]:
     """Per-item rows (``mmmu_process_results``): ``parsed_pred``, ``correct``, ``fallback``, ``mode``.
-    ``rng`` is consumed in file order by the fallbacks (None: no fallback, scored wrong)."""
+    ``rng`` is consumed in file order by the fallbacks (None: no fallback, scored wrong); ``variant``: a
+    key of :data:`VARIANTS`."""
+    extract = _extract(variant)
     out = []
     for n, rec in enumerate(records, start=1):
         try:
@@ -321,7 +341,7 @@ def score_records(records: list[dict], rng: random.Random | None, source: str = 
         except (ValueError, SyntaxError) as e:
             raise DataError(f"{source}:{n}" if source else f"row {n}", f"options not a Python list ({e})", rec.get("id"), "options") from None
         response = rec.get("response")
-        p = parser.parse_answer(response, letters, index2ans, rng)
+        p = extract(response, letters, index2ans, rng)
         subject = _subject(rec)
         out.append({"id": rec["id"], "subject": subject, "discipline": SUBJECT_TO_DISCIPLINE.get(subject, "(unknown)"),
                     "parsed_pred": p.pred, "answer": rec["answer"], "correct": parser.is_correct(p.pred, rec["answer"]),
@@ -357,11 +377,12 @@ def tables(rows: list[dict]) -> dict:
             "official": dict(official)}
 
 
-def seed_spread(records: list[dict], seeds=range(100)) -> dict:
+def seed_spread(records: list[dict], seeds=range(100), variant: str = "official") -> dict:
     """Accuracy under each fallback seed (only fallback items change): mean, sd (ddof 1), min, max."""
     import statistics
 
-    accs = [sum(r["correct"] for r in score_records(records, random.Random(s))) / len(records) for s in seeds] if records else []
+    accs = [sum(r["correct"] for r in score_records(records, random.Random(s), variant=variant)) / len(records)
+            for s in seeds] if records else []
     if not accs:
         return {"seeds": 0}
     return {"seeds": len(accs), "mean": statistics.fmean(accs), "sd": statistics.stdev(accs) if len(accs) > 1 else 0.0,
@@ -369,13 +390,14 @@ def seed_spread(records: list[dict], seeds=range(100)) -> dict:
 
 
 def score_responses(responses, answers=None, questions=None, use_random: bool = True, seed=42,
-                    seeds=range(100)) -> tuple[list[dict], dict]:
+                    seeds=range(100), variant: str = "official") -> tuple[list[dict], dict]:
     """Rescore one official output file ``<model>_<setting>_<method>.jsonl`` (``evaluate.py``).
 
     ``answers``/``questions`` are unused (the file carries options and answer). Returns ``(rows,
     summary)`` as ``pipeline.rescoring`` does for MMMU: rows with ``parsed_pred``, ``correct``,
     ``fallback``, ``mode``; the summary with the official accuracy, per-subject and per-discipline
-    tables, counts, and the spread of the accuracy over ``seeds`` fallback seeds.
+    tables, counts, and the spread of the accuracy over ``seeds`` fallback seeds. ``variant``: the answer
+    extractor (:data:`VARIANTS`; anything but ``official`` is NOT the official scorer).
     """
     path = Path(responses)
     records = read_output(path)
@@ -384,7 +406,7 @@ def score_responses(responses, answers=None, questions=None, use_random: bool = 
     except ValueError:
         model, setting, method = path.stem, None, None
     rng = (seed if isinstance(seed, random.Random) else random.Random(seed)) if use_random else None
-    rows = score_records(records, rng, str(path))
+    rows = score_records(records, rng, str(path), variant)
     ids = [r["id"] for r in rows]
     warn = []
     if len(rows) != NUM_ITEMS:
@@ -393,14 +415,14 @@ def score_responses(responses, answers=None, questions=None, use_random: bool = 
         warn.append(f"{len(ids) - len(set(ids))} duplicate ids (each counted, as evaluate.py does)")
     summary = {
         "benchmark": BENCHMARK, "input": str(path), "model": model, "setting": setting, "method": method,
-        "parser": "official (mmmu-pro/evaluate.py)",
+        "parser": "official (mmmu-pro/evaluate.py)" if variant == "official" else f"NOT official: {variant}",
         "random_fallback": f"random.Random({seed if not isinstance(seed, random.Random) else 'given'})" if use_random
         else "none (scored wrong)",
         **tables(rows),
         "counts": {"items": len(rows), "fallbacks": sum(r["fallback"] for r in rows),
                    "empty_responses": sum(r["response_empty"] for r in rows),
                    "modes": dict(sorted({m: sum(r["mode"] == m for r in rows) for m in {r["mode"] for r in rows}}.items()))},
-        "fallback_seed_spread": seed_spread(records, seeds) if use_random else None,
+        "fallback_seed_spread": seed_spread(records, seeds, variant) if use_random else None,
         "warnings": warn,
     }
     return rows, summary
@@ -423,6 +445,7 @@ def accuracy_by_setting(files) -> list[dict]:
 import sys  # noqa: E402
 
 from mmbench_lib.tasks.base import GenerationTask, register_task  # noqa: E402
+from mmbench_lib.tasks.recipes import Protocol  # noqa: E402
 
 SPLIT_ALIASES = {**{k: f"{k}-direct" for k in SETTINGS}, **{v: f"{k}-direct" for k, v in SETTINGS.items()}}
 
@@ -437,7 +460,8 @@ class MMMUProTask(GenerationTask):
     splits = SPLITS
     split_aliases = SPLIT_ALIASES
     default_split = DEFAULT_SPLIT
-    validation_split = VALIDATION_SPLIT  # one split per setting: Frequent Choice counts standard10 answers
+    # one hub split (test); the settings are the same 1,730 questions: no split to learn answers from
+    validation_split = None
     dimensions = DIMENSIONS
     groups = GROUPS
     group_kind = "subject"
@@ -449,6 +473,15 @@ class MMMUProTask(GenerationTask):
     deviations = DEVIATIONS
     module = sys.modules[__name__]
     parser = parser
+    #: the protocol report's readings of one run's responses (reports/protocol.py, notebook 50)
+    parser_variants = {p.key: p for p in (
+        Protocol("official", "official", "paper: MMMU-Pro evaluate.py rules (Answer: line first), seeded random fallback"),
+        Protocol("mmmu-parser", "MMMU parser", "NOT official: MMMU's parse_multi_choice_response (no Answer: rule, "
+                 "space-guarded letters, no 'L.' pass), as a suite reusing its MMMU scorer reads MMMU-Pro",
+                 rescore={"variant": "mmmu-parser"}),
+        Protocol("no-fallback", "no fallback", "NOT official: official rules, an unparseable answer scored wrong",
+                 rescore={"use_random": False}),
+    )}
 
     def resolve_subject(self, name: str) -> str:
         if name not in SUBJECT_IDS:
@@ -457,6 +490,10 @@ class MMMUProTask(GenerationTask):
 
     def selection_names(self) -> list[str]:
         return list(SUBJECTS)
+
+    def fallback_wins(self, row: dict, options: tuple) -> tuple:
+        """The fallback draws ``is_correct`` counts right: the gold letter alone."""
+        return tuple(o for o in options if parser.is_correct(o, row["answer"]))
 
     def score_official(self, responses, answers=None, questions=None, **kw):
         """Rescore one official output file (the module's ``score_responses``)."""

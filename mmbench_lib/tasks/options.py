@@ -19,6 +19,11 @@ Conventions (one place, so that every answer maps back to its original option):
 * only the non-empty options move (CMMMU pads to four with ``""``); padding stays in place.
 * gold letters are moved with their options: one letter, several letters (CMMMU ``"AC"``, kept in
   ABCD order as its official scorer compares strings) or a list (MMMU, any of which is right).
+* images follow their placeholders: when a task lists ``meta["image_tags"]`` (the ``<image k>`` of each image,
+  MMMU / MMMU-Pro, images in placeholder order), the images are put in the order their tags first appear in
+  the question and the moved options, as the loader ordered them.
+* an item whose options are drawn in its image (``meta["options_in_image"]``: MMMU-Pro's vision setting) has
+  nothing to move: it is not lettered here, so CircularEval refuses it.
 * the arranged item keeps its id; its ``meta["option_order"]`` records ``order`` and every stored
   row carries it (``mmbench_lib.core.rows.base_row``), so a reader maps a shown letter back with
   :func:`to_original`.
@@ -33,8 +38,8 @@ from mmbench_lib.core.items import LETTERS, Item
 
 def lettered(item: Item) -> bool:
     """A multiple-choice item answered by option letter: two or more options and a gold answer made of
-    their letters (or withheld, on a test split)."""
-    if len(movable(item)) < 2:
+    their letters (or withheld, on a test split); options drawn in the image (``options_in_image``) are not."""
+    if len(movable(item)) < 2 or item.meta.get("options_in_image"):
         return False
     if item.answer is None:
         return True
@@ -102,7 +107,14 @@ def arrange(item: Item, order: list[int]) -> Item:
         inverse = {LETTERS[o]: LETTERS[j] for j, o in enumerate(order)}
         meta["option_images"] = {inverse[k]: v for k, v in meta["option_images"].items() if k in inverse}
     choice_images = [item.choice_images[o] for o in order] if len(item.choice_images) == len(order) else item.choice_images
-    return replace(item, choices=[item.choices[o] for o in order], choice_images=choice_images,
+    choices = [item.choices[o] for o in order]
+    images = item.images
+    tags = meta.get("image_tags")
+    if isinstance(tags, list) and len(tags) == len(images):  # images in the order of their placeholders
+        text = " ".join([item.question or "", *map(str, choices)])
+        rank = sorted(range(len(tags)), key=lambda i: (text.find(tags[i]) if tags[i] in text else len(text), i))
+        images, meta["image_tags"] = [images[i] for i in rank], [tags[i] for i in rank]
+    return replace(item, choices=choices, choice_images=choice_images, images=images,
                    answer=_remap(item.answer, order), meta=meta)
 
 

@@ -303,3 +303,64 @@ def test_parity_with_official_pred_indexs():
         # unless the fallbacks are many; allow one fallback item either side of the span
         slack = 1 / len(recs)
         assert spread["min"] - slack <= official <= spread["max"] + slack, (f.name, official, spread)
+
+
+# --------------------------------------------------------------------------------------------- reports' hooks
+
+def test_circular_eval_moves_images_with_their_placeholders_and_writes_shown_options(tmp_path):
+    """Rotation 1 of ``[<image 2>, <image 1>, <image 3>]`` shows ``<image 1>`` first: the images follow their
+    placeholders (the prompt and the image list agree), and the official file carries the options as shown, so
+    a content answer is read against the shown letters."""
+    from mmbench_lib.tasks.options import rotation_order, select_and_arrange
+
+    rec = {"id": "test_Art_1", "question": "Which is older?", "options": str(["<image 2>", "<image 1>", "<image 3>"]),
+           "explanation": "", "answer": "B", "topic_difficulty": "Easy", "subject": "Art", "img_type": "['Paintings']",
+           **{f"image_{k}": _png((40 * k, 0, 0)) if k <= 3 else None for k in range(1, 8)}}
+    _write_parquet(tmp_path / "data" / "standard (10 options)" / "test-0.parquet", [rec])
+    (it,) = mmmu_pro.load(tmp_path / "data", "standard10-direct", cache_dir=tmp_path / "cache")
+    assert rotation_order(3, 1) == [1, 2, 0]
+    (moved,) = select_and_arrange([it], rotation=1)
+    assert moved.choices == ["<image 1>", "<image 3>", "<image 2>"] and moved.answer == "A"
+    assert moved.meta["image_tags"] == ["<image 1>", "<image 3>", "<image 2>"]
+    assert [p.split("_image_")[1][:1] for p in moved.images] == ["1", "3", "2"]
+    assert [tag for _k, tag, _p in mmmu_pro.image_placeholders(moved)] == moved.meta["image_tags"]
+    stored = {it.id: {"status": "ok", "response": "The painting shown first is the older one: A"}}
+    (path,) = mmmu_pro.write_official([moved], stored, tmp_path / "m" / "official")
+    line = json.loads(path.read_text().splitlines()[0])
+    assert line["options"] == str(moved.choices) and line["answer"] == "A"
+    (unmoved,) = select_and_arrange([it], lettered_only=True)
+    assert json.loads(mmmu_pro.write_official([unmoved], stored, tmp_path / "u" / "official")[0].read_text())["options"] \
+        == rec["options"]  # the dataset's own string when nothing moved
+
+
+def test_vision_options_are_in_the_screenshot_so_nothing_rotates(tmp_path):
+    from mmbench_lib.tasks.options import lettered, select_and_arrange
+
+    rec = {"id": "test_Math_3", "image": _png((0, 0, 200)), "options": str(TEN), "answer": "J", "subject": "Math"}
+    _write_parquet(tmp_path / "d" / "vision" / "test-0.parquet", [rec])
+    (it,) = mmmu_pro.load(tmp_path / "d", "vision-direct", cache_dir=tmp_path / "c")
+    assert not lettered(it) and select_and_arrange([it], rotation=3) == []
+
+
+def test_parser_variants_and_fallback_wins_for_the_protocol_report(tmp_path):
+    from mmbench_lib.tasks.base import get_task
+
+    task = get_task("mmmu-pro")
+    assert list(task.parser_variants) == ["official", "mmmu-parser", "no-fallback"]
+    assert all(p.kind.startswith("NOT") for k, p in task.parser_variants.items() if k != "official")
+    assert task.fallback_wins({"answer": "C"}, tuple(LETTERS)) == ("C",)
+    recs = [{"id": "validation_Art_1", "options": str(TEN), "answer": "C", "subject": "Art",
+             "response": "Iron (G) looks plausible at first. Answer: C"},
+            {"id": "validation_Art_2", "options": str(TEN), "answer": "A", "subject": "Art", "response": "no idea"}]
+    official = mmmu_pro.score_records(recs, random.Random(0))
+    mmmu = mmmu_pro.score_records(recs, random.Random(0), variant="mmmu-parser")
+    assert [r["parsed_pred"] for r in official[:1]] == ["C"] and official[0]["mode"] == "answer"
+    assert mmmu[0]["parsed_pred"] == "G" and mmmu[0]["mode"] == "bracket"  # MMMU's parser has no Answer: rule
+    assert official[1]["mode"] == mmmu[1]["mode"] == "random"
+    assert mmmu_pro.score_records(recs, None)[1]["parsed_pred"] is None
+    with pytest.raises(ValueError, match="unknown MMMU-Pro parser variant"):
+        mmmu_pro.score_records(recs, None, variant="lenient")
+    path = tmp_path / "m_standard(10 options)_direct.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    _rows, s = mmmu_pro.score_responses(path, seeds=range(3), variant="mmmu-parser")
+    assert s["parser"].startswith("NOT official")
