@@ -13,6 +13,10 @@ A sub-run is the folder itself or any folder below it with a ``metrics.json`` (t
 
 ``protocol`` is ``ranking`` or ``generation``, or ``generated letters`` for a SEED run whose recipe has
 the model write the letter (a labelled non-paper protocol, :mod:`mmbench_lib.tasks.recipes`).
+
+A report notebook (error analysis, paper figures, ...) evaluates nothing itself: it writes its own
+``results.json`` with :func:`write_report` (``"kind": "report"``, a titled table of ``columns`` and
+``rows``, no sub-runs), which ``mmbench run`` keeps (:func:`report_written`) and prints as it is.
 """
 from __future__ import annotations
 
@@ -28,6 +32,8 @@ from mmbench_lib.core.metrics import ENTRY_KEYS, SCHEMA_VERSION, ci_fractions, e
 from mmbench_lib.core.store import METRICS, SHARDS, write_json_atomic
 
 RESULTS = "results.json"
+#: ``kind`` of a report notebook's ``results.json``
+REPORT = "report"
 COLUMNS = ("run", "benchmark", "scope", "model", "protocol", "n", "accuracy", "95% interval", "failed", "n/a")
 
 
@@ -162,6 +168,37 @@ def write_results(folder) -> dict:
     return results
 
 
+def write_report(folder, title: str, columns, rows, **extra) -> dict:
+    """A report notebook's ``results.json`` in its own run folder: ``title``, the table's ``columns`` and
+    ``rows`` (lists of cells, as printed) and ``extra`` JSON fields (counts, paths); ``runs`` is empty (the
+    report made no sub-run). ``mmbench run`` keeps it and prints the table (:func:`format_table`)."""
+    columns = [str(c) for c in columns]
+    rows = [[_cell(v) for v in r] for r in rows]
+    if any(len(r) != len(columns) for r in rows):
+        raise ValueError(f"write_report: every row needs {len(columns)} cells ({columns})")
+    body = {"schema_version": SCHEMA_VERSION, "kind": REPORT, "run_folder": str(folder),
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "title": title, "columns": columns, "rows": rows, "runs": [], **extra}
+    write_json_atomic(Path(folder) / RESULTS, body)
+    return body
+
+
+def _cell(v):
+    return v if v is None or isinstance(v, (str, int, float, bool)) else str(v)
+
+
+def report_written(folder, since: float) -> bool:
+    """Whether a report notebook wrote ``<folder>/results.json`` itself (``"kind": "report"``) at or
+    after ``since`` (a ``time.time()``): then ``mmbench run`` does not collect sub-runs over it."""
+    path = Path(folder) / RESULTS
+    try:
+        if path.stat().st_mtime < since:
+            return False
+        return json.loads(path.read_text(encoding="utf-8")).get("kind") == REPORT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def read_results(folder) -> dict:
     """``results.json`` of a run folder, or the results collected now when it has none."""
     path = Path(folder) / RESULTS
@@ -189,16 +226,28 @@ def table_rows(results: dict) -> list[list[str]]:
 
 
 def format_table(results: dict) -> str:
-    """The results as a Markdown table (accuracy and interval in %), as lm-eval prints its results."""
+    """The results as a Markdown table (accuracy and interval in %), as lm-eval prints its results; a
+    report's own table (:func:`write_report`) under its title."""
+    if results.get("kind") == REPORT:
+        rows = [["" if v is None else str(v) for v in r] for r in results.get("rows") or []]
+        right = {h for i, h in enumerate(results["columns"])
+                 if rows and all(re.fullmatch(r"[-+]?[\d.]+%?|n/a|-|", r[i]) for r in rows)}
+        table = markdown(results["columns"], rows, right) if rows else "(no rows)"
+        return f"{results.get('title') or 'report'}\n\n{table}"
     rows = table_rows(results)
     if not rows:
         return f"no finished sub-run (no {METRICS}) in {results['run_folder']}"
-    cells = [list(COLUMNS)] + rows
-    widths = [max(3, *(len(row[i]) for row in cells)) for i in range(len(COLUMNS))]
-    right = {"n", "accuracy", "95% interval", "failed", "n/a"}
+    return markdown(COLUMNS, rows, {"n", "accuracy", "95% interval", "failed", "n/a"})
+
+
+def markdown(columns, rows: list[list[str]], right=()) -> str:
+    """A Markdown table of string cells, columns named in ``right`` aligned right."""
+    columns = list(columns)
+    cells = [columns] + rows
+    widths = [max(3, *(len(row[i]) for row in cells)) for i in range(len(columns))]
 
     def line(row):
-        return "|" + "|".join(c.rjust(w) if h in right else c.ljust(w) for c, w, h in zip(row, widths, COLUMNS)) + "|"
+        return "|" + "|".join(c.rjust(w) if h in right else c.ljust(w) for c, w, h in zip(row, widths, columns)) + "|"
 
-    rule = "|" + "|".join("-" * (w - 1) + (":" if h in right else "-") for w, h in zip(widths, COLUMNS)) + "|"
+    rule = "|" + "|".join("-" * (w - 1) + (":" if h in right else "-") for w, h in zip(widths, columns)) + "|"
     return "\n".join([line(cells[0]), rule, *map(line, rows)])

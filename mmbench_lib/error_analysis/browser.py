@@ -311,7 +311,7 @@ class ErrorBrowser:
             category, note = self.category.value, self.note.value
         self.state.tag(category=category, note=note)
         tagged, total = self.state.progress
-        self.status.value = f"saved {errors.now()} · {tagged}/{total} tagged"
+        self.status.value = f"saved {errors.now()} · {tagged} of {total} tagged by hand"
         self._render_position()
         self._render_distribution()
 
@@ -350,7 +350,7 @@ class ErrorBrowser:
         tagged, total = st.progress
         n = len(st.visible)
         where = f"{st.cursor + 1} / {n}" if n else "0 / 0"
-        self.position.value = f"&nbsp; case <b>{where}</b> shown · <b>{tagged}</b> of {total} tagged"
+        self.position.value = f"&nbsp; case <b>{where}</b> shown · <b>{tagged}</b> of {total} tagged by hand"
 
     def _render_distribution(self):
         self.distribution.value = distribution_html(self.state.frame())
@@ -403,7 +403,7 @@ class ErrorBrowser:
             cat, note = st.human(case)
             self.category.value = cat if cat in CATEGORIES else ""
             self.note.value = note
-            self.status.value = "tagged" if cat else "untagged"
+            self.status.value = "tagged by hand" if cat else "untagged"
         finally:
             self._busy = False
 
@@ -472,26 +472,27 @@ def key_help() -> str:
 
 
 def distribution_html(tags) -> str:
-    """The sample's category distribution (human tags, else automatic suggestions) as bars beside
-    MMMU Fig. 6 and CMMMU Fig. 4, with the counts: the live chart under the browser."""
+    """The sample's category distribution as bars beside MMMU Fig. 6 and CMMMU Fig. 4: the live chart under
+    the browser. Bars and shares are the hand tags only; the automatic suggestions of the cases not tagged by
+    hand are counted in a column of their own, never as tags."""
     ours = errors.distribution(tags)
     table = errors.compare_published(ours, label="this sample")
-    human = tags[tags["category"].fillna("") != ""]["category"].value_counts() if len(tags) else {}
-    n = int(ours["n"].sum())
+    k = errors.counts(tags)
     rows = []
-    for _, r in table.iterrows():
+    for (_, r), (_, o) in zip(table.iterrows(), ours.iterrows()):
         c = r["category"]
-        k = int(ours.set_index("category").at[c, "n"])
         pubs = " · ".join(f"{name.split(' (')[0]} " + ("n/a" if r[name] != r[name] else f"{r[name]:.0f}%")
                           for name in errors.PUBLISHED)  # n/a: the paper has no such category
         rows.append(
             f"<tr data-category='{html.escape(c)}'><td>{html.escape(c)}</td>"
             f"<td style='width:220px'><div style='background:#c0392b;height:10px;width:{r['this sample'] * 2:.0f}px'></div></td>"
-            f"<td class='mmb-count'>{k} ({r['this sample']:.0f}%), {int(human.get(c, 0))} by hand</td>"
+            f"<td class='mmb-count'>{int(o['n'])} by hand ({o['percent']:.0f}%)</td>"
+            f"<td class='mmb-auto' style='color:#8a5a00'>{int(o['auto_n'])} suggested</td>"
             f"<td style='color:#555'>{pubs}</td></tr>")
-    return (f"<div><b>Category distribution of this sample</b> (n = {n} tagged: human tags, else the automatic "
-            f"suggestion; updated at every tag)</div><table style='border-collapse:collapse;font-size:90%'>"
-            + "".join(rows) + "</table>")
+    return (f"<div class='mmb-distribution-head'><b>Category distribution of this sample</b>: <b>{k['by_hand']}</b> of "
+            f"{k['sampled']} tagged by hand (bars and % are those); {k['automatic']} untagged cases carry an automatic "
+            f"suggestion, counted apart (not tags); updated at every tag</div>"
+            "<table style='border-collapse:collapse;font-size:90%'>" + "".join(rows) + "</table>")
 
 
 def error_browser(run_dir, n_sample: int = 30, stratify_by: str | None = None, seed: int = 0,
