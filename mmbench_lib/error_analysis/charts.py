@@ -54,7 +54,7 @@ def _categories(ax, comparison, ns: dict, automatic: str | None = None):
         ys = np.arange(len(comparison)) + (i - (len(sources) - 1) / 2) * h
         vals = comparison[s].astype(float).to_numpy()
         n = ns.get(s)
-        label = f"{s}, n = {n}" if n and f"{n}" not in s else s
+        label = f"{s}, n = {n}" if n is not None and f"n = {n}" not in s and f"{n} errors" not in s else s
         na = np.isnan(vals)
         ax.barh(ys[~na], vals[~na], height=h * 0.9, color=color, label=wrap(label, 60), hatch=hatch,
                 edgecolor="#8a5a00" if hatch else None, linewidth=0)
@@ -74,7 +74,8 @@ def _categories(ax, comparison, ns: dict, automatic: str | None = None):
     ax.set_xlabel("share of analysed errors (%); lines: 95% Wilson interval;\n"
                   "diamond at 0 = 0%; n/a = the source has no such category", fontsize=9)
     ax.set_title("error categories", fontsize=10)
-    ax.legend(fontsize=MIN_FONT, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
+    ax.legend(fontsize=MIN_FONT, loc="upper center", bbox_to_anchor=(0.5, -0.26), frameon=False,
+              ncol=2 if len(sources) > 3 else 1)
 
 
 def _breakdown(ax, by: str, df):
