@@ -11,8 +11,7 @@ the notebook's path. Nothing on the check path imports torch: a mistake is refus
 While it runs, what the cells print (the text progress lines of ``mmbench_lib.core.progress``) is
 streamed to the terminal; the kernel gets ``MMBENCH_PROGRESS=text`` so its loops print lines, not
 widget bars. At the end ``results.json`` is written at the top of the run folder
-(``mmbench_lib.analysis.results``), unless the notebook wrote its own during the run (a report notebook:
-``results.write_report``).
+(``mmbench_lib.analysis.results``).
 """
 from __future__ import annotations
 
@@ -21,13 +20,12 @@ import contextlib
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import yaml
 
 from mmbench_lib.models.policy import policy_from
-from mmbench_lib.analysis.results import report_written, write_results
+from mmbench_lib.analysis.results import write_results
 from mmbench_lib.analysis.subsets import _benchmark as same_benchmark, read_blind_ids
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.core.paths import check_outputs_root, make_run_id, run_folder, validate_run_id
@@ -419,7 +417,6 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
     partial = folder / f".{nb.stem}.partial.ipynb"  # papermill rewrites it as cells finish
     cell_bar = progress and sys.stderr.isatty()  # a per-cell bar only where it can redraw in place
     echoes = Echo("stdout"), Echo("stderr")
-    started = time.time()
     if progress:  # the kernel and the first cell's imports take seconds: say what is starting
         print(f"{nb.name}: starting the kernel; run folder {folder}", flush=True)
     env, quiet = {PROGRESS_ENV: "text"}, {}
@@ -447,8 +444,7 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
         echo.close()
     _publish_notebook(partial, final)
     save_params(folder, params)
-    if not report_written(folder, since=started - 2):  # (coarse mtimes) a report notebook's own results.json stands
-        write_results(folder)
+    write_results(folder)
     return folder
 
 

@@ -13,10 +13,6 @@ A sub-run is the folder itself or any folder below it with a ``metrics.json`` (t
 
 ``protocol`` is ``ranking`` or ``generation``, or ``generated letters`` for a SEED run whose recipe has
 the model write the letter (a labelled non-paper protocol, :mod:`mmbench_lib.tasks.recipes`).
-
-A report notebook (error analysis, paper figures, ...) evaluates nothing itself: it writes its own
-``results.json`` with :func:`write_report` (``"kind": "report"``, a titled table of ``columns`` and
-``rows``, no sub-runs), which ``mmbench run`` keeps (:func:`report_written`) and prints as it is.
 """
 from __future__ import annotations
 
@@ -32,8 +28,6 @@ from mmbench_lib.core.metrics import ENTRY_KEYS, SCHEMA_VERSION, ci_fractions, e
 from mmbench_lib.core.store import METRICS, SHARDS, write_json_atomic
 
 RESULTS = "results.json"
-#: ``kind`` of a report notebook's ``results.json``
-REPORT = "report"
 COLUMNS = ("run", "benchmark", "scope", "model", "protocol", "n", "accuracy", "95% interval", "failed", "n/a")
 
 
@@ -161,42 +155,20 @@ def collect(folder) -> dict:
             "runs": [run_result(load_run(p), folder) for p in sub_runs(folder)]}
 
 
-def write_results(folder) -> dict:
-    """Collect the run folder's results and write them to ``<folder>/results.json``; returns them."""
+def write_results(folder, report: dict | None = None) -> dict:
+    """Collect the run folder's results and write them to ``<folder>/results.json``; returns them.
+    ``report``: a report notebook's headline (``reports.subruns.headline``: name, columns, rows), kept
+    under ``report`` (and carried over when the results are collected again)."""
     results = collect(folder)
+    if report is None:
+        try:
+            report = json.loads((Path(folder) / RESULTS).read_text(encoding="utf-8")).get("report")
+        except (OSError, ValueError, AttributeError):
+            report = None
+    if report is not None:
+        results["report"] = report
     write_json_atomic(Path(folder) / RESULTS, results)
     return results
-
-
-def write_report(folder, title: str, columns, rows, **extra) -> dict:
-    """A report notebook's ``results.json`` in its own run folder: ``title``, the table's ``columns`` and
-    ``rows`` (lists of cells, as printed) and ``extra`` JSON fields (counts, paths); ``runs`` is empty (the
-    report made no sub-run). ``mmbench run`` keeps it and prints the table (:func:`format_table`)."""
-    columns = [str(c) for c in columns]
-    rows = [[_cell(v) for v in r] for r in rows]
-    if any(len(r) != len(columns) for r in rows):
-        raise ValueError(f"write_report: every row needs {len(columns)} cells ({columns})")
-    body = {"schema_version": SCHEMA_VERSION, "kind": REPORT, "run_folder": str(folder),
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "title": title, "columns": columns, "rows": rows, "runs": [], **extra}
-    write_json_atomic(Path(folder) / RESULTS, body)
-    return body
-
-
-def _cell(v):
-    return v if v is None or isinstance(v, (str, int, float, bool)) else str(v)
-
-
-def report_written(folder, since: float) -> bool:
-    """Whether a report notebook wrote ``<folder>/results.json`` itself (``"kind": "report"``) at or
-    after ``since`` (a ``time.time()``): then ``mmbench run`` does not collect sub-runs over it."""
-    path = Path(folder) / RESULTS
-    try:
-        if path.stat().st_mtime < since:
-            return False
-        return json.loads(path.read_text(encoding="utf-8")).get("kind") == REPORT
-    except (OSError, ValueError, AttributeError):
-        return False
 
 
 def read_results(folder) -> dict:
@@ -226,28 +198,48 @@ def table_rows(results: dict) -> list[list[str]]:
 
 
 def format_table(results: dict) -> str:
-    """The results as a Markdown table (accuracy and interval in %), as lm-eval prints its results; a
-    report's own table (:func:`write_report`) under its title."""
-    if results.get("kind") == REPORT:
-        rows = [["" if v is None else str(v) for v in r] for r in results.get("rows") or []]
-        right = {h for i, h in enumerate(results["columns"])
-                 if rows and all(re.fullmatch(r"[-+]?[\d.]+%?|n/a|-|", r[i]) for r in rows)}
-        table = markdown(results["columns"], rows, right) if rows else "(no rows)"
-        return f"{results.get('title') or 'report'}\n\n{table}"
+    """The results as a Markdown table (accuracy and interval in %), as lm-eval prints its results."""
     rows = table_rows(results)
     if not rows:
+        if results.get("report"):  # a report whose sub-runs all live elsewhere (reused): its headline says it all
+            return format_report(results)
         return f"no finished sub-run (no {METRICS}) in {results['run_folder']}"
-    return markdown(COLUMNS, rows, {"n", "accuracy", "95% interval", "failed", "n/a"})
-
-
-def markdown(columns, rows: list[list[str]], right=()) -> str:
-    """A Markdown table of string cells, columns named in ``right`` aligned right."""
-    columns = list(columns)
-    cells = [columns] + rows
-    widths = [max(3, *(len(row[i]) for row in cells)) for i in range(len(columns))]
+    cells = [list(COLUMNS)] + rows
+    widths = [max(3, *(len(row[i]) for row in cells)) for i in range(len(COLUMNS))]
+    right = {"n", "accuracy", "95% interval", "failed", "n/a"}
 
     def line(row):
-        return "|" + "|".join(c.rjust(w) if h in right else c.ljust(w) for c, w, h in zip(row, widths, columns)) + "|"
+        return "|" + "|".join(c.rjust(w) if h in right else c.ljust(w) for c, w, h in zip(row, widths, COLUMNS)) + "|"
 
-    rule = "|" + "|".join("-" * (w - 1) + (":" if h in right else "-") for w, h in zip(widths, columns)) + "|"
+    rule = "|" + "|".join("-" * (w - 1) + (":" if h in right else "-") for w, h in zip(widths, COLUMNS)) + "|"
     return "\n".join([line(cells[0]), rule, *map(line, rows)])
+
+
+def _report_cell(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.1f}"
+    return str(v)
+
+
+def format_report(results: dict) -> str:
+    """A report notebook's headline (``results["report"]``) as a Markdown table under its name; empty
+    when the results have none."""
+    report = results.get("report")
+    if not report:
+        return ""
+    cells = [[str(c) for c in report["columns"]]] + [[_report_cell(v) for v in row] for row in report["rows"]]
+    widths = [max(3, *(len(row[i]) for row in cells)) for i in range(len(cells[0]))]
+    rows = report["rows"]
+    right = [bool(rows) and all(row[i] is None or (isinstance(row[i], (int, float)) and not isinstance(row[i], bool))
+                                for row in rows) for i in range(len(widths))]
+
+    def line(row):
+        return "|" + "|".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right)) + "|"
+
+    rule = "|" + "|".join("-" * (w - 1) + (":" if r else "-") for w, r in zip(widths, right)) + "|"
+    out = [f"{report['name']}:", line(cells[0]), rule, *map(line, cells[1:])]
+    if report.get("notes"):
+        out.append(report["notes"])
+    return "\n".join(out)

@@ -37,7 +37,7 @@ import pandas as pd
 
 from mmbench_lib.analysis import plots, reader
 from mmbench_lib.analysis.reader import Run
-from mmbench_lib.analysis.results import write_report
+from mmbench_lib.analysis.results import write_results
 from mmbench_lib.core import manifest
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib import published
@@ -447,23 +447,27 @@ def category_table(tags):
 
 
 def end_report(out_dir, tags, analysed_run, n_items: int, n_wrong: int, tag_file) -> dict:
-    """The notebook's headline: ``<out_dir>/results.json`` (``mmbench_lib.analysis.results.write_report``)
-    with the per-category table of :func:`category_table` (hand tags and automatic suggestions apart, the
-    papers' shares beside) and the counts; returns it (``format_table`` prints it)."""
+    """The notebook's headline: the ``report`` section of ``<out_dir>/results.json``
+    (``mmbench_lib.analysis.results.write_results``, printed by ``format_report`` and by ``mmbench run``): the
+    per-category table of :func:`category_table` (hand tags and automatic suggestions apart, the papers'
+    shares beside; ``None``, printed ``-``, where a paper has no such category) and the counts. Returns it."""
     table = category_table(tags)
     k = counts(tags)
-    pct = lambda v: "n/a" if v != v else f"{v:.1f}"  # noqa: E731 - NaN: the paper has no such category
+    pct = lambda v: None if v != v else round(float(v), 1)  # noqa: E731 - NaN: the paper has no such category
     pubs = [c for c in table.columns if c.endswith(" %") and c not in ("by hand %", "automatic %")]
     rows = [[r["category"], int(r["by hand"]), pct(r["by hand %"]), int(r["automatic"]), pct(r["automatic %"]),
              *(pct(r[c]) for c in pubs)] for _, r in table.iterrows()]
-    rows.append(["all", k["by_hand"], pct(100.0) if k["by_hand"] else "-", k["automatic"],
-                 pct(100.0) if k["automatic"] else "-", *("" for _ in pubs)])
-    title = (f"Error analysis of {run_id_of(analysed_run)}: {k['sampled']} sampled of {n_wrong} wrong answers "
-             f"({n_items} items); {k['by_hand']} tagged by hand, {k['automatic']} untagged with an automatic "
-             f"suggestion (counted apart, not tags), {k['untagged']} untagged")
-    columns = ["category", "by hand (n)", "by hand %", "automatic (n)", "automatic %", *pubs]
-    return write_report(out_dir, title, columns, rows, analysed_run=str(analysed_run), tag_file=str(tag_file),
-                        counts={**k, "items": n_items, "wrong": n_wrong})
+    rows.append(["all", k["by_hand"], 100.0 if k["by_hand"] else None, k["automatic"],
+                 100.0 if k["automatic"] else None, *(None for _ in pubs)])
+    name = (f"Error analysis of {run_id_of(analysed_run)}: {k['sampled']} sampled of {n_wrong} wrong answers "
+            f"({n_items} items); {k['by_hand']} tagged by hand, {k['automatic']} untagged with an automatic "
+            f"suggestion (counted apart, not tags), {k['untagged']} untagged")
+    body = {"name": name, "columns": ["category", "by hand (n)", "by hand %", "automatic (n)", "automatic %", *pubs],
+            "rows": rows, "notes": "% of the column's cases; - : none tagged, or the paper has no such category",
+            "analysed_run": str(analysed_run), "tag_file": str(tag_file),
+            "counts": {**k, "items": n_items, "wrong": n_wrong}}
+    write_results(out_dir, report=body)
+    return body
 
 
 def breakdown(cases: list[dict], by: str):

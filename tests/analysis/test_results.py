@@ -89,33 +89,3 @@ def test_a_seed_run_whose_recipe_generates_the_letter_is_not_called_ranking():
     assert results._protocol("ranking", "qwen-vl-letters") == "ranking"  # letters ranked by likelihood
     assert results._protocol("ranking", "my-own-recipe") == "ranking"
     assert results._protocol("generation", None) == "generation"
-
-
-def test_a_report_notebook_writes_its_own_table_and_mmbench_run_keeps_it(tmp_path):
-    """``write_report``: a titled table, no sub-runs; ``report_written`` tells a fresh one (kept by ``mmbench run``)
-    from an old one or an evaluation's; ``format_table`` prints it under its title, numbers aligned right."""
-    import json
-    import os
-    import time
-
-    from mmbench_lib.analysis.results import RESULTS, format_table, report_written, write_report
-
-    start = time.time()
-    assert not report_written(tmp_path, since=start)  # no results.json yet
-    body = write_report(tmp_path, "Error analysis of x: 2 tagged by hand", ["category", "by hand (n)", "MMMU %"],
-                        [["perceptual error", 1, "35.0"], ["other", 1, "n/a"]], counts={"by_hand": 2})
-    saved = json.loads((tmp_path / RESULTS).read_text())
-    assert saved == body and saved["kind"] == "report" and saved["runs"] == [] and saved["counts"] == {"by_hand": 2}
-    assert report_written(tmp_path, since=start)
-    assert format_table(saved).splitlines() == [
-        "Error analysis of x: 2 tagged by hand", "",
-        "|category        |by hand (n)|MMMU %|",
-        "|----------------|----------:|-----:|",
-        "|perceptual error|          1|  35.0|",
-        "|other           |          1|   n/a|"]
-    os.utime(tmp_path / RESULTS, (start - 60, start - 60))
-    assert not report_written(tmp_path, since=start)  # an old report of an earlier run: collected again
-    (tmp_path / RESULTS).write_text(json.dumps({"runs": []}))
-    assert not report_written(tmp_path, since=0)  # an evaluation's results.json is not a report
-    with pytest.raises(ValueError, match="3 cells"):
-        write_report(tmp_path, "t", ["a", "b", "c"], [["x", 1]])

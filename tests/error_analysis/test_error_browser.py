@@ -275,3 +275,25 @@ def test_an_empty_response_is_shown_as_such(tmp_path):
     spoken = _case(2, response="I cannot tell", prediction=[], fallback=False, mode=None)
     view2 = ErrorBrowser(BrowserState([spoken], "run-s", annotations_dir=tmp_path))
     assert "I cannot tell" in view2.response.value and "nothing extracted" in view2.response.value
+
+
+def test_the_end_report_is_the_results_headline(tmp_path):
+    """``end_report``: the report section of the analysis's own results.json (no sub-runs), hand tags and
+    suggestions apart, printed by ``format_table`` as ``mmbench run`` prints it."""
+    import pandas as pd
+
+    from mmbench_lib.analysis.results import format_table, read_results
+
+    tags = pd.DataFrame({"category": ["perceptual error", "perceptual error", "other", "", ""],
+                         "auto_category": ["", "answer extraction error", "", "answer extraction error", ""]})
+    body = errors.end_report(tmp_path, tags, tmp_path / "some_run", n_items=20, n_wrong=9, tag_file="t.csv")
+    saved = read_results(tmp_path)
+    assert saved["runs"] == [] and saved["report"] == body
+    assert body["counts"] == {"sampled": 5, "by_hand": 3, "automatic": 1, "untagged": 1, "items": 20, "wrong": 9}
+    rows = {r[0]: r for r in body["rows"]}
+    assert rows["perceptual error"][1:5] == [2, 66.7, 0, 0.0] and rows["other"][1:3] == [1, 33.3]
+    assert rows["answer extraction error"][1:5] == [0, 0.0, 1, 100.0]  # the suggestion of the untagged case only
+    assert rows["all"][1:5] == [3, 100.0, 1, 100.0] and rows["other"][5:] == [None, None]
+    text = format_table(saved)
+    assert text.startswith(body["name"]) and "no finished sub-run" not in text
+    assert "|perceptual error       |          2|     66.7|" in text

@@ -35,17 +35,18 @@ def test_notebook_30_ends_with_its_own_table_in_its_own_folder(demo_dir, outputs
                "--run-id", "ea"])
     printed = capsys.readouterr().out
     assert rc == 0, printed
-    res = json.loads((outputs / "ea" / "results.json").read_text())
-    assert res["kind"] == "report" and res["runs"] == []
+    full = json.loads((outputs / "ea" / "results.json").read_text())
+    res = full["report"]
+    assert full["runs"] == []  # the analysis evaluates nothing: its headline is the report section
     assert res["counts"] == {"sampled": 8, "by_hand": 2, "automatic": auto, "untagged": 6 - auto,
                              "items": len(cases), "wrong": len(errors.wrong_cases(cases))}
     assert res["columns"][:5] == ["category", "by hand (n)", "by hand %", "automatic (n)", "automatic %"]
     rows = {r[0]: r for r in res["rows"]}
-    assert rows["perceptual error"][1:3] == [1, "50.0"] and rows["reasoning error"][1:3] == [1, "50.0"]
+    assert rows["perceptual error"][1:3] == [1, 50.0] and rows["reasoning error"][1:3] == [1, 50.0]
     assert rows["all"][1] == 2 and rows["all"][3] == auto  # suggestions never counted as tags
     assert sum(r[3] for k, r in rows.items() if k != "all") == auto
-    assert rows["other"][5:] == ["n/a", "n/a"]  # the papers have no "other"
-    assert res["title"] in printed and "no finished sub-run" not in printed
+    assert rows["other"][5:] == [None, None]  # the papers have no "other"
+    assert res["name"] in printed and "no finished sub-run" not in printed
     assert printed.count("|perceptual error") == 2  # the notebook's table, then mmbench run's from results.json
     for f in ("error_sample.json", "tables/error_categories.csv", "figures/error_categories.png", "30_error_analysis.ipynb"):
         assert (outputs / "ea" / f).is_file(), f
