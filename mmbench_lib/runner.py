@@ -417,6 +417,8 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
     partial = folder / f".{nb.stem}.partial.ipynb"  # papermill rewrites it as cells finish
     cell_bar = progress and sys.stderr.isatty()  # a per-cell bar only where it can redraw in place
     echoes = Echo("stdout"), Echo("stderr")
+    if progress:  # the kernel and the first cell's imports take seconds: say what is starting
+        print(f"{nb.name}: starting the kernel; run folder {folder}", flush=True)
     env, quiet = {PROGRESS_ENV: "text"}, {}
     if not debug:
         env["PYTHONWARNINGS"] = ",".join(w for w in (os.environ.get("PYTHONWARNINGS"), QUIET_WARNINGS) if w)

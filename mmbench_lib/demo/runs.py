@@ -48,12 +48,12 @@ def demo_runs(benchmarks: Sequence[str], data_dir="data/demo", run_id: str = "de
 ERROR_DEMO_RUN = "error_analysis_demo_smollm2"
 
 
-def demo_run(data_dir="data/demo", seed: int = 0, max_new_tokens: int = 16):
+def demo_run(data_dir="data/demo", seed: int = 0, max_new_tokens: int = 16, progress: bool = False):
     """``outputs/error_analysis_demo_smollm2``: SmolLM2-135M-Instruct (embedded, text only: the papers'
     blind LLM) answering the MMMU demo validation split by greedy generation, parsed by the official
     rules: a real model's wrong answers to analyse (a random baseline's errors are all "extraction")."""
     out = runs_mod.run_dir(ERROR_DEMO_RUN)
     runs_mod.evaluate(RunConfig("mmmu", out, source=ensure_demo(data_dir)["mmmu"]["source"], model="smollm2",
                                 baseline="none", split="validation", max_new_tokens=max_new_tokens, seed=seed,
-                                parameters={"demo": True, "benchmark": "mmmu", "model": "smollm2"}, progress=False))
+                                parameters={"demo": True, "benchmark": "mmmu", "model": "smollm2"}, progress=progress))
     return out

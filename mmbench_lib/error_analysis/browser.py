@@ -11,12 +11,14 @@ the question with its placeholders resolved, the options with gold / predicted m
 scores (ranked items), the raw response, the parsed answer and whether a fallback decided it, the
 automatic tags (a suggestion, never written over a human tag), a category selector and a note,
 and the category distribution of the sample beside MMMU Fig. 6 and CMMMU Fig. 4, redrawn at every
-tag. Keyboard (click the "keys" box once; it keeps the focus): ``1``-``8`` tag the case with that
-category and go to the next one, ``0`` clears the tag, ``n`` / ``p`` next / previous, ``f`` first
-untagged. An empty response is shown as "(empty response)", never as a blank. Callback errors are caught by an ``Output`` widget shown under the browser. Displaying it never
+tag. Keyboard, whenever the browser has the focus (click anywhere on it once; the note and the menus keep
+their own typing): ``1``-``8`` tag the case with that category and go to the next one, ``0`` clears the
+tag, ``n`` / ``p`` next / previous, ``f`` first untagged. A small script shown with the widget
+(:data:`KEYS_JS`) hands those keys to the "keys" box, the one channel to the kernel (typing into the box
+works too); it stops them before JupyterLab's notebook shortcuts (``1`` would make the cell a heading). An empty response is shown as "(empty response)", never as a blank. Callback errors are caught by an ``Output`` widget shown under the browser. Displaying it never
 waits for input, so headless runs (nbval, papermill) go straight on.
 
-    from mmbench_lib.widgets import error_browser
+    from mmbench_lib.error_analysis import error_browser
     browser = error_browser("outputs/<run-id>", n_sample=30)
     browser          # in JupyterLab
 """
@@ -35,6 +37,42 @@ ALL = "(all)"
 KEY_CATEGORIES = {str(k): c for k, c in enumerate(CATEGORIES, start=1)}
 KEY_MOVES = {"n": "next", "p": "prev", "f": "resume"}
 EMPTY = "(empty response)"
+#: the browser's keyboard in the page: a key pressed while the focus is anywhere in an ``.mmb-error-browser``
+#: (but in a text field or a menu) is put into its ``.mmb-keys`` box, as if typed there, and kept from
+#: JupyterLab (capture phase, before its document-level shortcut handler); a click makes the browser focusable
+KEYS_JS = """
+(function () {
+  if (window.__mmbErrorBrowserKeys) { return; }
+  window.__mmbErrorBrowserKeys = true;
+  const KEYS = new Set(%s);
+  const inBrowser = (el) => el && el.closest ? el.closest('.mmb-error-browser') : null;
+  const ownTyping = (el) => el.isContentEditable || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT'
+    || (el.tagName === 'INPUT' && !['button', 'checkbox', 'radio'].includes(el.type));
+  document.addEventListener('mousedown', (e) => {
+    const w = inBrowser(e.target);
+    if (w && !w.hasAttribute('tabindex')) {
+      w.setAttribute('tabindex', '-1');
+      w.setAttribute('data-lm-suppress-shortcuts', 'true');
+    }
+  }, true);
+  document.addEventListener('keydown', (e) => {
+    const w = inBrowser(e.target);
+    if (!w || e.ctrlKey || e.metaKey || e.altKey || ownTyping(e.target)) { return; }
+    const key = (e.key || '').toLowerCase();
+    const box = w.querySelector('.mmb-keys input');
+    if (!KEYS.has(key) || !box) { return; }
+    e.preventDefault();
+    e.stopPropagation();
+    box.value = key;
+    box.dispatchEvent(new Event('input', {bubbles: true}));
+    if (!w.contains(document.activeElement) || document.activeElement === document.body) { w.focus(); }
+  }, true);
+  document.addEventListener('click', (e) => {  // a click on a button keeps the keys with the browser
+    const w = inBrowser(e.target);
+    if (w && !ownTyping(e.target)) { setTimeout(() => { if (!w.contains(document.activeElement)) { w.focus(); } }, 0); }
+  }, true);
+})();
+"""
 
 
 class BrowserState:
@@ -55,10 +93,11 @@ class BrowserState:
     @classmethod
     def from_run(cls, run_dir, n_sample: int = 30, stratify_by: str | None = None, seed: int = 0,
                  annotations_dir="annotations", run_id: str | None = None, annotator: str = "",
-                 cases: list[dict] | None = None) -> "BrowserState":
-        """Sample (or reuse ``<run>/error_sample.json``) and open the run's annotations."""
+                 cases: list[dict] | None = None, sample_dir=None) -> "BrowserState":
+        """Sample (or reuse ``<sample_dir>/error_sample.json``; ``sample_dir`` defaults to the run folder;
+        notebook 30 keeps it in its own run folder) and open the run's annotations."""
         cases = errors.load_cases(run_dir) if cases is None else cases
-        ids = errors.sample_for_run(run_dir, cases, n_sample, stratify_by or None, seed)
+        ids = errors.sample_for_run(sample_dir or run_dir, cases, n_sample, stratify_by or None, seed)
         by_id = {c["id"]: c for c in cases}
         return cls([by_id[i] for i in ids], run_id or errors.run_id_of(run_dir), annotations_dir, annotator)
 
@@ -253,7 +292,7 @@ class ErrorBrowser:
             b.add_class(cls)
         self.status = W.HTML()
         self.status.add_class("mmb-status")
-        self.keys = W.Text(value="", placeholder="click here, then type a key", description="keys",
+        self.keys = W.Text(value="", placeholder="click the browser, then type a key", description="keys",
                            continuous_update=True, style={"description_width": "70px"}, layout=W.Layout(width="330px"))
         self.keys.add_class("mmb-keys")
         self.keys_help = W.HTML(key_help())
@@ -288,6 +327,13 @@ class ErrorBrowser:
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
 
+    def _ipython_display_(self):
+        """The widget, then the keyboard script (:data:`KEYS_JS`; run once per page)."""
+        from IPython.display import Javascript, display
+
+        display(self.widget)
+        display(Javascript(keys_js()))
+
     def _wrap(self, fn):
         """Callback errors go to the ``Output`` under the browser (JupyterLab would hide them)."""
         def handler(*args):
@@ -311,7 +357,7 @@ class ErrorBrowser:
             category, note = self.category.value, self.note.value
         self.state.tag(category=category, note=note)
         tagged, total = self.state.progress
-        self.status.value = f"saved {errors.now()} · {tagged}/{total} tagged"
+        self.status.value = f"saved {errors.now()} · {tagged} of {total} tagged by hand"
         self._render_position()
         self._render_distribution()
 
@@ -350,7 +396,7 @@ class ErrorBrowser:
         tagged, total = st.progress
         n = len(st.visible)
         where = f"{st.cursor + 1} / {n}" if n else "0 / 0"
-        self.position.value = f"&nbsp; case <b>{where}</b> shown · <b>{tagged}</b> of {total} tagged"
+        self.position.value = f"&nbsp; case <b>{where}</b> shown · <b>{tagged}</b> of {total} tagged by hand"
 
     def _render_distribution(self):
         self.distribution.value = distribution_html(self.state.frame())
@@ -403,7 +449,7 @@ class ErrorBrowser:
             cat, note = st.human(case)
             self.category.value = cat if cat in CATEGORIES else ""
             self.note.value = note
-            self.status.value = "tagged" if cat else "untagged"
+            self.status.value = "tagged by hand" if cat else "untagged"
         finally:
             self._busy = False
 
@@ -464,34 +510,42 @@ class ErrorBrowser:
         return "".join(parts)
 
 
+def keys_js() -> str:
+    """:data:`KEYS_JS` with the keys it hands to the kernel."""
+    import json
+
+    return KEYS_JS % json.dumps(sorted([*KEY_CATEGORIES, "0", *KEY_MOVES]))
+
+
 def key_help() -> str:
     """The keyboard map shown beside the keys box."""
     cats = " · ".join(f"<b>{k}</b> {html.escape(c)}" for k, c in KEY_CATEGORIES.items())
-    return (f"<span style='font-size:90%'>{cats} (tag and go on) · <b>0</b> untag · <b>n</b> next · "
-            "<b>p</b> previous · <b>f</b> first untagged</span>")
+    return (f"<span style='font-size:90%'>keys, anywhere on the browser but in the note: {cats} (tag and go on) · "
+            "<b>0</b> untag · <b>n</b> next · <b>p</b> previous · <b>f</b> first untagged</span>")
 
 
 def distribution_html(tags) -> str:
-    """The sample's category distribution (human tags, else automatic suggestions) as bars beside
-    MMMU Fig. 6 and CMMMU Fig. 4, with the counts: the live chart under the browser."""
+    """The sample's category distribution as bars beside MMMU Fig. 6 and CMMMU Fig. 4: the live chart under
+    the browser. Bars and shares are the hand tags only; the automatic suggestions of the cases not tagged by
+    hand are counted in a column of their own, never as tags."""
     ours = errors.distribution(tags)
     table = errors.compare_published(ours, label="this sample")
-    human = tags[tags["category"].fillna("") != ""]["category"].value_counts() if len(tags) else {}
-    n = int(ours["n"].sum())
+    k = errors.counts(tags)
     rows = []
-    for _, r in table.iterrows():
+    for (_, r), (_, o) in zip(table.iterrows(), ours.iterrows()):
         c = r["category"]
-        k = int(ours.set_index("category").at[c, "n"])
         pubs = " · ".join(f"{name.split(' (')[0]} " + ("n/a" if r[name] != r[name] else f"{r[name]:.0f}%")
                           for name in errors.PUBLISHED)  # n/a: the paper has no such category
         rows.append(
             f"<tr data-category='{html.escape(c)}'><td>{html.escape(c)}</td>"
             f"<td style='width:220px'><div style='background:#c0392b;height:10px;width:{r['this sample'] * 2:.0f}px'></div></td>"
-            f"<td class='mmb-count'>{k} ({r['this sample']:.0f}%), {int(human.get(c, 0))} by hand</td>"
+            f"<td class='mmb-count'>{int(o['n'])} by hand ({o['percent']:.0f}%)</td>"
+            f"<td class='mmb-auto' style='color:#8a5a00'>{int(o['auto_n'])} suggested</td>"
             f"<td style='color:#555'>{pubs}</td></tr>")
-    return (f"<div><b>Category distribution of this sample</b> (n = {n} tagged: human tags, else the automatic "
-            f"suggestion; updated at every tag)</div><table style='border-collapse:collapse;font-size:90%'>"
-            + "".join(rows) + "</table>")
+    return (f"<div class='mmb-distribution-head'><b>Category distribution of this sample</b>: <b>{k['by_hand']}</b> of "
+            f"{k['sampled']} tagged by hand (bars and % are those); {k['automatic']} untagged cases carry an automatic "
+            f"suggestion, counted apart (not tags); updated at every tag</div>"
+            "<table style='border-collapse:collapse;font-size:90%'>" + "".join(rows) + "</table>")
 
 
 def error_browser(run_dir, n_sample: int = 30, stratify_by: str | None = None, seed: int = 0,

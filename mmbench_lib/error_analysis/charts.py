@@ -1,5 +1,6 @@
 """The error-analysis figure: the category distribution of the analysed sample beside MMMU Fig. 6 and
-CMMMU Fig. 4 (each share with a 95% Wilson interval over its source's n), and the run's errors by
+CMMMU Fig. 4 (each share with a 95% Wilson interval over its source's n; the hand tags in solid red, the
+automatic suggestions of untagged cases apart, hatched light red, never mixed with the tags), and the run's errors by
 subject / dimension, difficulty and image type. Styled as every figure of the suite
 (:mod:`mmbench_lib.analysis.plots`: no text under 8 pt, legends off the bars)."""
 from __future__ import annotations
@@ -14,12 +15,14 @@ from mmbench_lib.analysis.plots import MIN_FONT, NA_COLOR, RUN_COLORS, wrap
 from mmbench_lib.core.uncertainty import wilson_interval
 
 OURS_COLOR = "#c0392b"
+AUTO_COLOR = "#f1948a"
 
 
-def figure(comparison, breakdowns: dict | None = None, title: str = "", ns: dict | None = None):
+def figure(comparison, breakdowns: dict | None = None, title: str = "", ns: dict | None = None,
+           automatic: str | None = None):
     """``comparison``: ``category`` plus one percent column per source (ours first); ``ns``: source ->
-    number of analysed errors (for the intervals and the legend); ``breakdowns``: name -> frame with
-    the value column, ``n`` and ``wrong``."""
+    number of analysed errors (for the intervals and the legend); ``automatic``: the column of automatic
+    suggestions (hatched); ``breakdowns``: name -> frame with the value column, ``n`` and ``wrong``."""
     breakdowns = {k: v for k, v in (breakdowns or {}).items() if v is not None and len(v)}
     ns = ns or {}
     panels = 1 + len(breakdowns)
@@ -29,7 +32,7 @@ def figure(comparison, breakdowns: dict | None = None, title: str = "", ns: dict
     axes = [a for row in axes for a in row]
     for a in axes[panels:]:
         a.set_visible(False)
-    _categories(axes[0], comparison, ns)
+    _categories(axes[0], comparison, ns, automatic)
     for ax, (by, df) in zip(axes[1:], breakdowns.items()):
         _breakdown(ax, by, df.head(12))
     if title:
@@ -38,17 +41,23 @@ def figure(comparison, breakdowns: dict | None = None, title: str = "", ns: dict
     return fig
 
 
-def _categories(ax, comparison, ns: dict):
+def _categories(ax, comparison, ns: dict, automatic: str | None = None):
     sources = [c for c in comparison.columns if c != "category"]
     h = 0.8 / max(len(sources), 1)
+    published = 0
     for i, s in enumerate(sources):
-        color = OURS_COLOR if i == 0 else RUN_COLORS[i % len(RUN_COLORS)]
+        if s == automatic:
+            color, hatch = AUTO_COLOR, "////"
+        else:
+            color, hatch = (OURS_COLOR if i == 0 else RUN_COLORS[(published + 1) % len(RUN_COLORS)]), None
+            published += i > 0
         ys = np.arange(len(comparison)) + (i - (len(sources) - 1) / 2) * h
         vals = comparison[s].astype(float).to_numpy()
         n = ns.get(s)
-        label = f"{s}, n = {n}" if n and f"{n}" not in s else s
+        label = f"{s}, n = {n}" if n is not None and f"n = {n}" not in s and f"{n} errors" not in s else s
         na = np.isnan(vals)
-        ax.barh(ys[~na], vals[~na], height=h * 0.9, color=color, label=wrap(label, 60))
+        ax.barh(ys[~na], vals[~na], height=h * 0.9, color=color, label=wrap(label, 60), hatch=hatch,
+                edgecolor="#8a5a00" if hatch else None, linewidth=0)
         for y in ys[na]:  # the source has no such category: n/a, not a bar of 0
             ax.text(0.8, y, "n/a", va="center", fontsize=MIN_FONT, color=NA_COLOR, style="italic")
         zero = ~na & (vals == 0)
@@ -65,7 +74,8 @@ def _categories(ax, comparison, ns: dict):
     ax.set_xlabel("share of analysed errors (%); lines: 95% Wilson interval;\n"
                   "diamond at 0 = 0%; n/a = the source has no such category", fontsize=9)
     ax.set_title("error categories", fontsize=10)
-    ax.legend(fontsize=MIN_FONT, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
+    ax.legend(fontsize=MIN_FONT, loc="upper center", bbox_to_anchor=(0.5, -0.26), frameon=False,
+              ncol=2 if len(sources) > 3 else 1)
 
 
 def _breakdown(ax, by: str, df):

@@ -14,8 +14,9 @@ extraction error (Fig. 6); CMMMU did the same for 141 GPT-4V errors (Fig. 4). Th
   overwrite a human tag;
 * :class:`Annotations` -- ``annotations/<run-id>.csv`` rows keyed by (benchmark, sample_id, model,
   run_id), written atomically (temp file + ``os.replace``) on every change;
-* :func:`distribution`, :func:`compare_published`, :func:`breakdown`, :func:`figure` -- the category
-  distribution next to the papers' and the errors by subject/dimension, difficulty and image type.
+* :func:`distribution`, :func:`category_table`, :func:`compare_published`, :func:`breakdown`, :func:`figure` --
+  the category distribution of the hand tags (the automatic suggestions of untagged cases counted apart,
+  never as tags) next to the papers', and the errors by subject/dimension, difficulty and image type.
 
 The interactive case browser is :mod:`mmbench_lib.error_analysis.browser`.
 """
@@ -36,6 +37,7 @@ import pandas as pd
 
 from mmbench_lib.analysis import plots, reader
 from mmbench_lib.analysis.reader import Run
+from mmbench_lib.analysis.results import write_results
 from mmbench_lib.core import manifest
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib import published
@@ -45,8 +47,8 @@ from mmbench_lib.tasks.base import all_tasks, get_task, is_task
 __all__ = [
     "CATEGORIES", "AUTO_TAGS", "PUBLISHED", "SAMPLE_FILE", "load_cases", "wrong_cases", "sample_errors",
     "save_sample", "load_sample", "sample_for_run", "auto_tags", "suggested_category", "is_refusal",
-    "Annotations", "annotations_path", "run_id_of", "distribution", "compare_published", "breakdown",
-    "figure", "run_title", "summary_html", "resolve_placeholders",
+    "Annotations", "annotations_path", "run_id_of", "counts", "distribution", "category_table", "compare_published", "breakdown",
+    "figure", "run_title", "summary_html", "resolve_placeholders", "end_report",
 ]
 
 #: the papers' categories (MMMU Fig. 6 names; CMMMU Fig. 4 uses the same seven), plus "other"
@@ -223,14 +225,16 @@ def auto_tags(case: dict) -> list[str]:
     * ``answer extraction failure``: the parser fell back (``fallback``), or found no answer
       (``parsed_pred`` empty, or parse mode ``none``/``random``/``empty``);
     * ``rejection``: refusal phrases ("I cannot", "I'm sorry", "无法", "不能确定", "抱歉", ...);
-    * ``truncated response``: generation stopped at ``max_new_tokens``.
+    * ``truncated response``: generation stopped at ``max_new_tokens`` *before an answer could be
+      extracted* (no answer parsed, or one drawn by the fallback). A response cut after a cleanly parsed
+      answer ("Answer: B. The curve ...") gets no tag: its answer was read, the cut cost nothing.
     """
     tags = []
     response = case.get("response")
     bench = case.get("benchmark")
     ranked = case.get("scores") is not None or (is_task(bench) and get_task(bench).protocol == "ranking")
-    if "response" not in case or ranked:  # a ranking row: nothing was generated
-        return ["truncated response"] if case.get("truncated") else []
+    if "response" not in case or ranked:  # a ranking row: nothing was generated (a generated letter: cut before it)
+        return ["truncated response"] if case.get("truncated") and _none(case.get("prediction")) is None else []
     text = response if isinstance(response, str) else ("" if response is None else str(response))
     if not text.strip():
         tags.append("empty response")
@@ -238,11 +242,12 @@ def auto_tags(case: dict) -> list[str]:
     if isinstance(pred, (list, tuple)):
         pred = [p for p in pred if str(p).strip()]
     no_pred = pred is None or (isinstance(pred, (str, list)) and len(pred) == 0)
-    if case.get("fallback") or str(case.get("mode") or "") in ("none", "random", "empty") or no_pred:
+    parsed = not (case.get("fallback") or str(case.get("mode") or "") in ("none", "random", "empty") or no_pred)
+    if not parsed:
         tags.append("answer extraction failure")
     if is_refusal(text):
         tags.append("rejection")
-    if case.get("truncated"):
+    if case.get("truncated") and not parsed:
         tags.append("truncated response")
     return tags
 
@@ -367,42 +372,58 @@ def resolve_placeholders(question: str, item=None, html: bool = True) -> str:
 
 # --------------------------------------------------------------------------------------------- distributions
 
-def _effective(df):
-    """Human category where given, else the automatic suggestion; ``source`` says which."""
-    import pandas as pd
-
-    df = df.copy()
+def _columns(tags):
+    df = tags.copy()
     for c in ("category", "auto_category"):
         if c not in df:
             df[c] = ""
         df[c] = df[c].fillna("").astype(str)
-    df["effective"] = df["category"].where(df["category"] != "", df["auto_category"])
-    df["source"] = ["human" if h else ("automatic" if a else "") for h, a in zip(df["category"], df["auto_category"])]
-    return df[df["effective"] != ""] if len(df) else pd.DataFrame(columns=list(df.columns))
+    return df
 
 
-def distribution(tags, use_auto: bool = True):
-    """Percent of tagged cases per category (``CATEGORIES`` order) from an annotations frame
-    (columns ``category`` and ``auto_category``); automatic suggestions count where no human tag is."""
+def counts(tags) -> dict:
+    """How the sampled cases stand: ``sampled``, ``by_hand`` (a human category), ``automatic`` (no human
+    category, an automatic suggestion) and ``untagged`` (neither). A suggestion is never a tag."""
+    df = _columns(tags)
+    hand = df["category"] != ""
+    auto = ~hand & (df["auto_category"] != "")
+    return {"sampled": len(df), "by_hand": int(hand.sum()), "automatic": int(auto.sum()),
+            "untagged": int((~hand & ~auto).sum())}
+
+
+def distribution(tags):
+    """Per category (``CATEGORIES`` order), from an annotations frame (``category``, ``auto_category``):
+    ``n`` / ``percent`` -- the cases tagged by hand (percent of the hand-tagged cases, as MMMU Fig. 6
+    counts its 150 hand-sorted errors); ``auto_n`` / ``auto_percent`` -- the automatic suggestions of the
+    cases *not* tagged by hand, counted apart (a suggestion never counts as a tag)."""
     import pandas as pd
 
-    df = _effective(tags) if use_auto else tags[tags["category"].fillna("") != ""].assign(effective=lambda d: d["category"])
-    counts = Counter(df["effective"]) if len(df) else Counter()
-    n = sum(counts.values())
-    return pd.DataFrame({"category": list(CATEGORIES), "n": [counts.get(c, 0) for c in CATEGORIES],
-                         "percent": [100 * counts.get(c, 0) / n if n else 0.0 for c in CATEGORIES]})
+    df = _columns(tags)
+    hand = Counter(df.loc[df["category"] != "", "category"])
+    auto = Counter(df.loc[(df["category"] == "") & (df["auto_category"] != ""), "auto_category"])
+    nh, na = sum(hand.values()), sum(auto.values())
+    return pd.DataFrame({"category": list(CATEGORIES), "n": [hand.get(c, 0) for c in CATEGORIES],
+                         "percent": [100 * hand.get(c, 0) / nh if nh else 0.0 for c in CATEGORIES],
+                         "auto_n": [auto.get(c, 0) for c in CATEGORIES],
+                         "auto_percent": [100 * auto.get(c, 0) / na if na else 0.0 for c in CATEGORIES]})
 
 
-def compare_published(ours=None, label: str = "this run"):
-    """Category percentages: ours (a :func:`distribution` frame) beside MMMU Fig. 6 and CMMMU Fig. 4."""
+def compare_published(ours=None, label: str = "this run", auto_label: str | None = None):
+    """Category percentages: ours (a :func:`distribution` frame; its hand tags under ``label`` and, with
+    ``auto_label``, the automatic suggestions of the untagged cases in a column of their own) beside MMMU
+    Fig. 6 and CMMMU Fig. 4. ``attrs["n"]``: cases per column; ``attrs["automatic"]``: the suggestion column."""
     import pandas as pd
-
 
     table = pd.DataFrame({"category": list(CATEGORIES)})
     ns = {}
     if ours is not None:
-        table[label] = list(ours.set_index("category").reindex(CATEGORIES)["percent"].fillna(0.0))
+        ours_i = ours.set_index("category").reindex(CATEGORIES)
+        table[label] = list(ours_i["percent"].fillna(0.0))
         ns[label] = int(ours["n"].sum())
+        if auto_label and "auto_n" in ours:
+            table[auto_label] = list(ours_i["auto_percent"].fillna(0.0))
+            ns[auto_label] = int(ours["auto_n"].sum())
+            table.attrs["automatic"] = auto_label
     for name, key in PUBLISHED.items():
         pub = published.load(key)
         mapped = {_PUBLISHED_NAMES[str(c).strip().lower()]: float(p) for c, p in zip(pub["category"], pub["percent"])}
@@ -410,6 +431,43 @@ def compare_published(ours=None, label: str = "this run"):
         ns[name] = published.ERROR_SAMPLE_SIZES.get(key)
     table.attrs["n"] = ns  # errors per source, for the intervals of the figure
     return table
+
+
+def category_table(tags):
+    """The end-of-run table of the error analysis: per category the cases tagged by hand (n, % of the
+    hand-tagged), the automatic suggestions of the untagged cases (n, %), counted apart, and the
+    published shares (MMMU Fig. 6, CMMMU Fig. 4; NaN where the paper has no such category)."""
+    ours = distribution(tags)
+    pub = compare_published(None)
+    table = ours.rename(columns={"n": "by hand", "percent": "by hand %", "auto_n": "automatic",
+                                 "auto_percent": "automatic %"})
+    for name in PUBLISHED:
+        table[f"{name.split(' (')[0]} %"] = list(pub[name])
+    return table
+
+
+def end_report(out_dir, tags, analysed_run, n_items: int, n_wrong: int, tag_file) -> dict:
+    """The notebook's headline: the ``report`` section of ``<out_dir>/results.json``
+    (``mmbench_lib.analysis.results.write_results``, printed by ``format_report`` and by ``mmbench run``): the
+    per-category table of :func:`category_table` (hand tags and automatic suggestions apart, the papers'
+    shares beside; ``None``, printed ``-``, where a paper has no such category) and the counts. Returns it."""
+    table = category_table(tags)
+    k = counts(tags)
+    pct = lambda v: None if v != v else round(float(v), 1)  # noqa: E731 - NaN: the paper has no such category
+    pubs = [c for c in table.columns if c.endswith(" %") and c not in ("by hand %", "automatic %")]
+    rows = [[r["category"], int(r["by hand"]), pct(r["by hand %"]), int(r["automatic"]), pct(r["automatic %"]),
+             *(pct(r[c]) for c in pubs)] for _, r in table.iterrows()]
+    rows.append(["all", k["by_hand"], 100.0 if k["by_hand"] else None, k["automatic"],
+                 100.0 if k["automatic"] else None, *(None for _ in pubs)])
+    name = (f"Error analysis of {run_id_of(analysed_run)}: {k['sampled']} sampled of {n_wrong} wrong answers "
+            f"({n_items} items); {k['by_hand']} tagged by hand, {k['automatic']} untagged with an automatic "
+            f"suggestion (counted apart, not tags), {k['untagged']} untagged")
+    body = {"name": name, "columns": ["category", "by hand (n)", "by hand %", "automatic (n)", "automatic %", *pubs],
+            "rows": rows, "notes": "% of the column's cases; - : none tagged, or the paper has no such category",
+            "analysed_run": str(analysed_run), "tag_file": str(tag_file),
+            "counts": {**k, "items": n_items, "wrong": n_wrong}}
+    write_results(out_dir, report=body)
+    return body
 
 
 def breakdown(cases: list[dict], by: str):
@@ -434,8 +492,10 @@ def breakdown(cases: list[dict], by: str):
 
 def figure(comparison, breakdowns: dict | None = None, title: str = ""):
     """Left: the category distribution (one bar per source, 95% Wilson intervals over each source's
-    n); right: one panel per breakdown (wrong / all items per value). See :mod:`.charts`."""
-    return charts.figure(comparison, breakdowns, title, getattr(comparison, "attrs", {}).get("n", {}))
+    n; the automatic suggestions hatched, apart from the hand tags); right: one panel per breakdown
+    (wrong / all items per value). See :mod:`.charts`."""
+    attrs = getattr(comparison, "attrs", {})
+    return charts.figure(comparison, breakdowns, title, attrs.get("n", {}), attrs.get("automatic"))
 
 
 def run_title(run_dir) -> str:
@@ -458,14 +518,18 @@ def summary_html(cases: list[dict], tags=None, limit: int = 12) -> str:
         for r in tags.to_dict("records"):
             by_id[str(r["sample_id"])] = r
     human = Counter(r.get("category") for r in by_id.values() if r.get("category"))
-    auto = Counter()
+    auto = Counter()  # suggestions of the cases not tagged by hand, counted apart
     for c in cases:
-        cat = by_id.get(c["id"], {}).get("auto_category") or suggested_category(auto_tags(c))
+        if by_id.get(c["id"], {}).get("category"):
+            continue
+        cat = suggested_category(auto_tags(c))
         if cat:
             auto[cat] += 1
     rows = "".join(f"<tr><td>{_html.escape(c)}</td><td>{human.get(c, 0)}</td><td>{auto.get(c, 0)}</td></tr>" for c in CATEGORIES)
-    out = [f"<p><b>{len(cases)}</b> sampled errors, <b>{sum(human.values())}</b> tagged by hand.</p>",
-           "<table><tr><th>category</th><th>human</th><th>automatic suggestion</th></tr>", rows, "</table>",
+    out = [f"<p><b>{len(cases)}</b> sampled errors: <b>{sum(human.values())}</b> tagged by hand, "
+           f"<b>{sum(auto.values())}</b> untagged with an automatic suggestion (not a tag).</p>",
+           "<table><tr><th>category</th><th>tagged by hand</th><th>automatic suggestion (untagged cases)</th></tr>",
+           rows, "</table>",
            "<div style='display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:8px;margin-top:8px'>"]
     for c in cases[:limit]:
         it = c.get("item")
@@ -481,7 +545,7 @@ def summary_html(cases: list[dict], tags=None, limit: int = 12) -> str:
             f"<div>gold <b>{_html.escape(str(c.get('answer')))}</b> · predicted <b>{_html.escape(str(c.get('prediction')))}</b></div>"
             + (f"<div>response: <code>{_html.escape(str(resp)[:120])}</code></div>" if resp is not None else "")
             + (f"<div>tag: <b>{_html.escape(tag)}</b></div>" if tag else "")
-            + (f"<div><i>automatic: {_html.escape(sug)}</i></div>" if sug else "")
+            + (f"<div><i>automatic suggestion (not a tag): {_html.escape(sug)}</i></div>" if sug else "")
             + "</div>")
     out.append("</div>")
     return "".join(out)

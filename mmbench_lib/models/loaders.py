@@ -4,6 +4,7 @@ Each imports torch / transformers only when called.
 """
 from __future__ import annotations
 
+from mmbench_lib.core.progress import library_bars
 from mmbench_lib.models import embedded
 from mmbench_lib.models.adapters import image_text_adapter
 from mmbench_lib.models.registry import DESCRIPTIONS, register_model
@@ -19,6 +20,7 @@ def _dtype(placement, dtype):
 
 def _pretrained(model_class, target, placement, dtype, **kw):
     """``from_pretrained`` on one device (moved there) or dispatched by accelerate (``placement.load_kwargs``)."""
+    library_bars()  # "Loading weights" as text outside a live notebook, never a widget frozen in a saved one
     model = model_class.from_pretrained(target, dtype=_dtype(placement, dtype), **placement.load_kwargs(), **kw)
     return placement.finish(model)
 

@@ -94,3 +94,30 @@ def test_a_notebook_kernel_gets_a_widget_a_papermill_like_kernel_gets_lines(monk
         assert WIDGET in mimes and "items (" not in stdout
     else:
         assert WIDGET not in mimes and "seed smollm2: 3/3 items (100%)" in stdout
+
+
+def test_transformers_bars_follow_the_mode(monkeypatch, capsys):
+    """Text mode (papermill, nbval, ``mmbench run``): transformers' ``Loading weights`` bar is tqdm's plain text
+    bar on stdout, not ``tqdm.auto``'s widget that a saved notebook would keep frozen at 0%; ``off``: no bar."""
+    from tqdm import std
+    from transformers.utils import logging as hf_logging
+
+    from mmbench_lib.core.progress import library_bars
+
+    was_active = hf_logging.is_progress_bar_enabled()
+    try:
+        hf_logging.enable_progress_bar()
+        monkeypatch.setenv("MMBENCH_PROGRESS", "text")
+        assert library_bars() == "text"
+        bar = hf_logging.tqdm(range(3), desc="Loading weights")
+        assert type(bar) is std.tqdm  # not tqdm.notebook's widget
+        list(bar)
+        bar.close()
+        assert "Loading weights: 100%" in capsys.readouterr().out
+        monkeypatch.setenv("MMBENCH_PROGRESS", "off")
+        assert library_bars() == "off" and not hf_logging.is_progress_bar_enabled()
+        list(hf_logging.tqdm(range(3), desc="Loading weights"))
+        assert "Loading weights" not in capsys.readouterr().out
+    finally:
+        hf_logging.set_tqdm_hook(None)
+        (hf_logging.enable_progress_bar if was_active else hf_logging.disable_progress_bar)()

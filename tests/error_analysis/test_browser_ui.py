@@ -3,9 +3,11 @@
 Starts JupyterLab on 127.0.0.1 (free port, no token) with its root in a temporary copy holding
 notebooks/30_error_analysis.ipynb (the demo run, with the tag folder and outputs pointed into the
 temporary folder), runs all cells, waits for the widget (the demo: SmolLM2's wrong answers on the MMMU
-demo set), tags the first case and saves, then checks ``annotations/<run-id>.csv``; then drives the
-keyboard (``n`` next, ``3`` tags "reasoning error" and moves on, ``p`` back) and checks that the tag
-reaches the CSV and the distribution under the browser updates. On success a screenshot goes to the test's temporary folder, or to
+demo set), tags the first case and saves, then checks ``annotations/<analysed run>.csv``; then drives the
+keyboard with the focus on the browser itself, not in its keys box (a click on the case header, then
+``n`` next, ``3`` tags "reasoning error" and moves on, ``p`` back, without clicking again) and checks that
+the tag reaches the CSV, the distribution under the browser updates, and JupyterLab's own shortcuts did
+not take the keys (the cell stays a code cell: ``3`` in command mode would make it a heading). On success a screenshot goes to the test's temporary folder, or to
 docs/screenshots/error_browser.png when MMBENCH_UPDATE_SCREENSHOTS=1 (so a test run leaves the
 committed picture alone); on failure a full-page screenshot goes to the temporary folder. Needs Debian's chromium (``apt-get install -y chromium``)
 and the ``playwright`` Python package (its browser download is not used).
@@ -30,7 +32,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCREENSHOT = ROOT / "docs" / "screenshots" / "error_browser.png"
 NOTEBOOK = "30_error_analysis.ipynb"
-RUN_ID = "ui_test_run"
+RUN_ID = "ui_test_run"  # the analysis's own run folder
+TAGGED_RUN = "error_analysis_demo_smollm2"  # the analysed run: its tag file
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -120,10 +123,12 @@ def _csv_rows(path: Path) -> list[dict]:
 
 
 def _press(page, keys, key: str, header: str) -> str:
-    """Type ``key`` into the browser's keys box and wait until the kernel took it (the box is emptied)
-    and, for a move or a tag, the case changed; returns the header then shown."""
-    keys.click()
-    keys.press(key)
+    """Press ``key`` with the focus wherever the last click or key left it in the browser (not in the keys box)
+    and wait until the kernel took it (the box is emptied) and, for a move or a tag, the case changed; returns
+    the header then shown."""
+    assert page.evaluate("document.activeElement.closest('.mmb-error-browser') !== null"
+                         " && !document.activeElement.closest('.mmb-keys')"), "the browser does not have the focus"
+    page.keyboard.press(key)
     page.wait_for_function("document.querySelector('.mmb-keys input').value === ''", timeout=10_000)
     if key != "p":
         page.wait_for_function("(t) => document.querySelector('.mmb-header').innerText !== t", arg=header,
@@ -136,7 +141,7 @@ def test_tag_a_case_in_jupyterlab(lab):
     from playwright.sync_api import sync_playwright
 
     url, tmp = lab
-    tags = tmp / "annotations" / f"{RUN_ID}.csv"
+    tags = tmp / "annotations" / f"{TAGGED_RUN}.csv"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)  # fresh temporary profile
         page = browser.new_page(viewport={"width": 1400, "height": 1900})
@@ -152,6 +157,7 @@ def test_tag_a_case_in_jupyterlab(lab):
             widget = page.locator(".mmb-error-browser")
             widget.wait_for(state="visible", timeout=420_000)  # the demo generates with SmolLM2 first
             first = page.locator(".mmb-header").inner_text()  # header of the first case
+            markdown_cells = page.locator(".jp-MarkdownCell").count()
 
             page.locator(".mmb-category select").select_option(label="perceptual error")
             page.locator(".mmb-note textarea").fill("misreads the chart axis")
@@ -162,7 +168,7 @@ def test_tag_a_case_in_jupyterlab(lab):
                 time.sleep(0.3)
             rows = _csv_rows(tags)
             assert [(r["category"], r["note"]) for r in rows] == [("perceptual error", "misreads the chart axis")], rows
-            assert rows[0]["run_id"] == RUN_ID and rows[0]["benchmark"] == "mmmu"
+            assert rows[0]["run_id"] == TAGGED_RUN and rows[0]["benchmark"] == "mmmu"
             page.wait_for_function("(t) => document.querySelector('.mmb-header').innerText !== t", arg=first, timeout=10_000)  # moved to the next case
             page.wait_for_function("document.querySelector('.mmb-category select').value === '(untagged)'",
                                    timeout=10_000)  # the next case is untagged
@@ -173,8 +179,10 @@ def test_tag_a_case_in_jupyterlab(lab):
             page.locator(".mmb-large").wait_for(state="visible", timeout=10_000)
             page.wait_for_function("document.querySelector('.mmb-category select').value === 'perceptual error'",
                                    timeout=10_000)  # and shows its stored tag
-            # keyboard: n to the next (untagged) case, 3 tags it "reasoning error" and moves on, p comes back
+            # keyboard, the focus on the browser (a click on the case header, not in the keys box): n to the next
+            # (untagged) case, 3 tags it "reasoning error" and moves on, p comes back -- no click in between
             keys = page.locator(".mmb-keys input")
+            page.locator(".mmb-header").click()
             second_header = _press(page, keys, "n", first)
             assert second_header != first
             before = page.locator(".mmb-distribution").inner_text()
@@ -194,6 +202,7 @@ def test_tag_a_case_in_jupyterlab(lab):
             page.wait_for_function("document.querySelector('.mmb-category select').value === 'reasoning error'",
                                    timeout=10_000)
             assert not page.locator(".mmb-error-browser .jp-OutputArea-output[data-mime-type*='error']").count()
+            assert page.locator(".jp-MarkdownCell").count() == markdown_cells  # JupyterLab's "3" (heading) not fired
             assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").filter(
                 has_text="Traceback").count() == 0
             widget.scroll_into_view_if_needed()

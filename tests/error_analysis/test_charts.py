@@ -11,8 +11,10 @@ from mmbench_lib.error_analysis import errors
 
 
 def test_categories_tell_na_from_zero():
-    tags = pd.DataFrame({"category": [""] * 8, "auto_category": ["answer extraction error"] * 8})
-    comparison = errors.compare_published(errors.distribution(tags), label="this run")
+    tags = pd.DataFrame({"category": ["perceptual error"] * 2 + [""] * 6,
+                         "auto_category": ["answer extraction error"] * 8})
+    comparison = errors.compare_published(errors.distribution(tags), label="this run, by hand",
+                                          auto_label="automatic suggestions")
     breakdowns = {"subject": pd.DataFrame({"subject": ["Math", "Art"], "n": [3, 3], "wrong": [3, 2]})}
     fig = errors.figure(comparison, breakdowns, title="t")
     ax = fig.axes[0]
@@ -23,7 +25,13 @@ def test_categories_tell_na_from_zero():
     assert all(p.get_width() == 0 for p in bars_at_other)  # n/a draws no bar; ours is 0 there
     marks = [ln for ln in ax.lines if ln.get_marker() == "D"]
     assert marks and all(set(ln.get_xdata()) == {0} for ln in marks)
-    assert sum(len(ln.get_xdata()) for ln in marks) == 7  # our 0% shares: every category but one
+    assert sum(len(ln.get_xdata()) for ln in marks) == 14  # our 0% shares: every category but one, twice
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    assert hatched and "automatic suggestions, n = 6" in [t.get_text() for t in ax.get_legend().get_texts()]
+    widths = {round(p.get_width()) for p in hatched}
+    assert 100 in widths  # the 6 suggestions of the untagged cases, not mixed with the 2 hand tags
+    solid = [p for p in ax.patches if not p.get_hatch() and p.get_facecolor()[:3] == matplotlib.colors.to_rgb("#c0392b")]
+    assert {round(p.get_width()) for p in solid} == {0, 100}  # hand: 2 of 2 perceptual
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
     assert ax.get_tightbbox(r).y0 > 0  # nothing stretches the layout to the figure's origin

@@ -97,12 +97,34 @@ def test_ranked_item_shows_per_choice_scores(tmp_path):
     ("I'm sorry, but I can't help with that.", {"prediction": None}, {"rejection", "answer extraction failure"}),
     ("抱歉，我无法确定图中的内容。", {"prediction": None, "mode": "empty"}, {"rejection", "answer extraction failure"}),
     ("根据图片不能确定答案", {"prediction": "A"}, {"rejection"}),
-    ("The answer is (B) because the curve", {"truncated": True}, {"truncated response"}),
     ("The answer is (B).", {}, set()),
 ])
 def test_automatic_tags(response, extra, expected):
     c = _case(0, response=response, **extra)
     assert set(errors.auto_tags(c)) == expected
+
+
+@pytest.mark.parametrize("response, extra, tags, suggestion", [
+    # cut at max_new_tokens after a cleanly parsed answer: the answer was read, nothing to suggest
+    ("Answer: B. The curve rises because the", {"prediction": "B", "mode": "letter", "truncated": True}, set(), ""),
+    ("The answer is (B) because the curve", {"truncated": True}, set(), ""),
+    # cut before any answer: the parser's random fallback decided it -> an extraction problem
+    ("Let us look at the graph. The x-axis shows the", {"prediction": "C", "fallback": True, "mode": "random",
+                                                         "truncated": True},
+     {"answer extraction failure", "truncated response"}, "answer extraction error"),
+    ("首先，我们观察图中的", {"prediction": None, "truncated": True},
+     {"answer extraction failure", "truncated response"}, "answer extraction error"),
+    # not cut, no answer: an extraction failure, not a truncation
+    ("The picture is nice.", {"prediction": None, "mode": "none"}, {"answer extraction failure"}, "answer extraction error"),
+    # a generated letter (ranking row) cut before the letter, and one cut after it
+    (None, {"scores": {"sum": [0.0, 1.0]}, "prediction": None, "truncated": True}, {"truncated response"},
+     "answer extraction error"),
+    (None, {"scores": {"sum": [0.0, 1.0]}, "prediction": "B", "truncated": True}, set(), ""),
+])
+def test_truncation_is_a_tag_only_when_no_answer_was_parsed(response, extra, tags, suggestion):
+    c = _case(0, response=response, **extra)
+    assert set(errors.auto_tags(c)) == tags
+    assert errors.suggested_category(errors.auto_tags(c)) == suggestion
 
 
 def test_automatic_tags_are_suggestions_beside_the_human_tag(tmp_path):
@@ -146,8 +168,19 @@ def test_distribution_and_published_comparison():
                          "auto_category": ["", "answer extraction error", "rejection to answer", ""]})
     dist = errors.distribution(tags)
     got = dict(zip(dist["category"], dist["n"]))
-    assert got["perceptual error"] == 1 and got["reasoning error"] == 1 and got["answer extraction error"] == 1
-    assert got["rejection to answer"] == 0  # a human tag wins over the suggestion
+    auto = dict(zip(dist["category"], dist["auto_n"]))
+    assert got["perceptual error"] == 1 and got["reasoning error"] == 1  # by hand: 2 tags, 50% each
+    assert got["answer extraction error"] == 0  # a suggestion is never counted as a tag
+    assert dict(zip(dist["category"], dist["percent"]))["perceptual error"] == 50
+    assert auto == {**{c: 0 for c in errors.CATEGORIES}, "answer extraction error": 1}  # counted apart
+    assert auto["rejection to answer"] == 0  # the case tagged by hand keeps no suggestion in the count
+    assert errors.counts(tags) == {"sampled": 4, "by_hand": 2, "automatic": 1, "untagged": 1}
+    both = errors.compare_published(dist, label="hand", auto_label="auto")
+    assert list(both.columns[1:3]) == ["hand", "auto"] and both.attrs["n"]["hand"] == 2 and both.attrs["n"]["auto"] == 1
+    assert dict(zip(both["category"], both["auto"]))["answer extraction error"] == 100
+    end = errors.category_table(tags)
+    assert list(end.columns[:5]) == ["category", "by hand", "by hand %", "automatic", "automatic %"]
+    assert end["by hand"].sum() == 2 and end["automatic"].sum() == 1
     table = errors.compare_published(dist)
     mmmu = dict(zip(table["category"], table["MMMU Fig. 6 (GPT-4V, 150 errors)"]))
     cmmmu = dict(zip(table["category"], table["CMMMU Fig. 4 (GPT-4V, 141 errors)"]))
@@ -208,22 +241,23 @@ def test_number_keys_tag_and_move_and_the_distribution_follows(cases, tmp_path):
     state = BrowserState(errors.wrong_cases(cases)[:6], "run-k", annotations_dir=tmp_path)
     view = ErrorBrowser(state)
     assert KEY_CATEGORIES["3"] == errors.CATEGORIES[2] == "reasoning error"
-    assert _count(view, "reasoning error") == "0 (0%), 0 by hand"
+    assert _count(view, "reasoning error") == "0 by hand (0%)"
     view.keys.value = "3"  # what the keys box sends when 3 is typed
     assert view.keys.value == ""  # emptied for the next key
     assert [(r["sample_id"], r["category"]) for r in _rows(tmp_path / "run-k.csv")] == [("q0", "reasoning error")]
     assert state.current["id"] == "q1" and view.category.value == ""  # tagged, then on to the next case
-    assert _count(view, "reasoning error") == "1 (100%), 1 by hand"  # the chart followed at once
+    assert _count(view, "reasoning error") == "1 by hand (100%)"  # the chart followed at once
+    assert "<b>1</b> of 6 tagged by hand" in view.distribution.value and "<b>1</b> of 6 tagged by hand" in view.position.value
     view.keys.value = "12"  # two keys in one update: two cases tagged in order
     rows = {r["sample_id"]: r["category"] for r in _rows(tmp_path / "run-k.csv")}
     assert rows == {"q0": "reasoning error", "q1": "perceptual error", "q2": "lack of knowledge"}
-    assert _count(view, "perceptual error") == "1 (33%), 1 by hand"
+    assert _count(view, "perceptual error") == "1 by hand (33%)"
     view.keys.value = "p"
     assert state.current["id"] == "q2" and view.category.value == "lack of knowledge"
     view.keys.value = "0"  # untag, stay
     assert state.current["id"] == "q2" and view.category.value == ""
     assert {r["sample_id"]: r["category"] for r in _rows(tmp_path / "run-k.csv")}["q2"] == ""
-    assert _count(view, "lack of knowledge") == "0 (0%), 0 by hand"
+    assert _count(view, "lack of knowledge") == "0 by hand (0%)"
     view.keys.value = "n"
     assert state.current["id"] == "q3"
     view.keys.value = "f"  # back to the first untagged
@@ -241,3 +275,25 @@ def test_an_empty_response_is_shown_as_such(tmp_path):
     spoken = _case(2, response="I cannot tell", prediction=[], fallback=False, mode=None)
     view2 = ErrorBrowser(BrowserState([spoken], "run-s", annotations_dir=tmp_path))
     assert "I cannot tell" in view2.response.value and "nothing extracted" in view2.response.value
+
+
+def test_the_end_report_is_the_results_headline(tmp_path):
+    """``end_report``: the report section of the analysis's own results.json (no sub-runs), hand tags and
+    suggestions apart, printed by ``format_table`` as ``mmbench run`` prints it."""
+    import pandas as pd
+
+    from mmbench_lib.analysis.results import format_table, read_results
+
+    tags = pd.DataFrame({"category": ["perceptual error", "perceptual error", "other", "", ""],
+                         "auto_category": ["", "answer extraction error", "", "answer extraction error", ""]})
+    body = errors.end_report(tmp_path, tags, tmp_path / "some_run", n_items=20, n_wrong=9, tag_file="t.csv")
+    saved = read_results(tmp_path)
+    assert saved["runs"] == [] and saved["report"] == body
+    assert body["counts"] == {"sampled": 5, "by_hand": 3, "automatic": 1, "untagged": 1, "items": 20, "wrong": 9}
+    rows = {r[0]: r for r in body["rows"]}
+    assert rows["perceptual error"][1:5] == [2, 66.7, 0, 0.0] and rows["other"][1:3] == [1, 33.3]
+    assert rows["answer extraction error"][1:5] == [0, 0.0, 1, 100.0]  # the suggestion of the untagged case only
+    assert rows["all"][1:5] == [3, 100.0, 1, 100.0] and rows["other"][5:] == [None, None]
+    text = format_table(saved)
+    assert text.startswith(body["name"]) and "no finished sub-run" not in text
+    assert "|perceptual error       |          2|     66.7|" in text
