@@ -169,6 +169,7 @@ RUN_SHORTCUTS = {
     "device_map": str, "max_memory": str, "benchmark": str, "split": str, "recipe": str,
     "batch_size": int, "seed": int, "backend": str, "batch_policy": str,
     "processor_kwargs": str, "system_prompt": str, "chat_template_kwargs": str, "stop_strings": str,
+    "prompt_mode": str,
 }
 #: shortcuts whose text is parsed (``--device-map auto`` or a YAML dict; ``--max-memory 0=38GiB,cpu=120GiB``)
 PARSED = {"device_map": ("auto | none | '{module: device, ...}'", placement.parse_device_map),

@@ -270,9 +270,10 @@ def check_param_values(notebook: str, params: dict, known: dict) -> None:
 #: parameters that decide what a run computes: a run folder holding predictions keeps its values
 RESUME_KEYS = ("benchmark", "benchmarks", "model", "models", "recipe", "reduction", "split", "source",
                "annotation_file", "max_new_tokens", "dtype", "revision", "trust_remote_code", "device_map",
-               "max_memory", "seed", "papers", "num_shards")
+               "max_memory", "seed", "papers", "num_shards", "prompt_mode")
 #: those a manifest's ``config`` records as the notebook gave them (paths and dtypes are resolved there)
-CONFIG_KEYS = ("benchmark", "model", "recipe", "reduction", "split", "max_new_tokens", "seed", "device_map", "max_memory")
+CONFIG_KEYS = ("benchmark", "model", "recipe", "reduction", "split", "max_new_tokens", "seed", "device_map", "max_memory",
+               "prompt_mode")
 
 
 def _plain(value):

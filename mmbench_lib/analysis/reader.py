@@ -131,7 +131,8 @@ def _recipe(protocol: str, man: dict, metrics: dict) -> str | None:
     if baseline in ("random", "frequent"):
         return f"{baseline} baseline"
     tokens = gen.get("max_new_tokens", metrics.get("max_new_tokens"))
-    return "official prompt" + (" + OCR" if baseline == "ocr" else "") + (f", max {tokens} tokens" if tokens else "")
+    mode = gen.get("prompt_mode", metrics.get("prompt_mode")) or "official"
+    return ("official prompt" if mode == "official" else f"{mode} prompt mode") + (" + OCR" if baseline == "ocr" else "") + (f", max {tokens} tokens" if tokens else "")
 
 
 def frame(rows: list[dict], protocol: str, man: dict, metrics: dict, key: str, run_id: str) -> pd.DataFrame:

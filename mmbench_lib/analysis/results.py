@@ -11,8 +11,11 @@ A sub-run is the folder itself or any folder below it with a ``metrics.json`` (t
 * ranking: all its scored questions pooled (question-weighted, 95% clustered bootstrap interval);
   ``scope`` names the group those dimensions make up (``All``, ``L2``, ...) or counts them.
 
-``protocol`` is ``ranking`` or ``generation``, or ``generated letters`` for a SEED run whose recipe has
-the model write the letter (a labelled non-paper protocol, :mod:`mmbench_lib.tasks.recipes`).
+``protocol`` is ``ranking``, ``generated letters`` for a SEED run whose recipe has the model write the
+letter (a labelled non-paper protocol, :mod:`mmbench_lib.tasks.recipes`), or ``generation (<prompt mode>)``:
+``generation (official)``, ``generation (cot)``, ... (:mod:`mmbench_lib.tasks.modes`), so a number under the
+official protocol is never confused with another. A generation run whose batched generation fell back to one
+request at a time says so there too (``, one at a time``; the reason is in its manifest's model record).
 """
 from __future__ import annotations
 
@@ -61,13 +64,25 @@ def _generation_summary(run) -> tuple[str, dict]:
     return "submission", entry(0, 0, counts.get("failed", 0)) | {"n": counts.get("ok", 0), "correct": None}
 
 
-def _protocol(protocol: str, recipe) -> str:
-    """``ranking`` / ``generation`` as the reader has it, except a SEED run whose recipe generates the
-    letter (``lmms-eval-gen``, ``vlmevalkit-gen``; stored like a ranking run): ``generated letters``."""
+def _protocol(protocol: str, recipe, mode: str | None = None) -> str:
+    """``ranking`` as the reader has it, ``generated letters`` for a SEED run whose recipe generates the
+    letter (``lmms-eval-gen``, ``vlmevalkit-gen``; stored like a ranking run), ``generation (<mode>)`` for a
+    generation run (``mode``: its prompt mode; runs before modes were ``official``)."""
     if protocol == RANKING and isinstance(recipe, str) and recipe in RECIPES \
             and RECIPES[recipe].generates:
         return "generated letters"
-    return protocol
+    if protocol == RANKING:
+        return protocol
+    return f"{protocol} ({mode or 'official'})"
+
+
+def fallback_note(run) -> str | None:
+    """Why the run's batched generation fell back to one request at a time (its manifest's model record,
+    ``generation.mode``), or None when it did not."""
+    gen = ((run.manifest or {}).get("model") or {}).get("generation") or {}
+    if isinstance(gen, dict) and "fallback" in str(gen.get("mode", "")):
+        return str(gen.get("reason") or "no reason recorded")
+    return None
 
 
 def run_result(run, top: Path) -> dict:
@@ -75,9 +90,12 @@ def run_result(run, top: Path) -> dict:
     scope, summary = _ranking_summary(run) if run.protocol == RANKING else _generation_summary(run)
     rel = run.folder.resolve().relative_to(top.resolve()).as_posix()
     first = run.samples.iloc[0] if len(run.samples) else {}
+    fallback = fallback_note(run)
+    protocol = _protocol(run.protocol, first.get("recipe"), run.metrics.get("prompt_mode"))
     return {"run": top.name if rel == "." else rel, "benchmark": run.benchmark,
             "model": run.metrics.get("label") or first.get("model") or run.metrics.get("model"),
-            "protocol": _protocol(run.protocol, first.get("recipe")), "recipe": first.get("recipe"), "split": run.metrics.get("split"),
+            "protocol": protocol + (", one at a time" if fallback else ""), "generation_fallback": fallback,
+            "recipe": first.get("recipe"), "split": run.metrics.get("split"),
             "scope": scope, "summary": summary, "failures": failure_reasons(run.samples),
             "all_failed_dimensions": all_failed_dimensions(run.samples), "metrics": run.metrics}
 
@@ -212,7 +230,9 @@ def format_table(results: dict) -> str:
         return "|" + "|".join(c.rjust(w) if h in right else c.ljust(w) for c, w, h in zip(row, widths, COLUMNS)) + "|"
 
     rule = "|" + "|".join("-" * (w - 1) + (":" if h in right else "-") for w, h in zip(widths, COLUMNS)) + "|"
-    return "\n".join([line(cells[0]), rule, *map(line, rows)])
+    notes = [f"\n{r['run']}: batched generation fell back to one request at a time: {r['generation_fallback']}"
+             for r in results["runs"] if r.get("generation_fallback")]
+    return "\n".join([line(cells[0]), rule, *map(line, rows)]) + "".join(notes)
 
 
 def _report_cell(v) -> str:

@@ -73,8 +73,8 @@ def breakdown_table(runs: dict[str, dict], key: str):
 
 
 def summary_table(runs: dict[str, dict]):
-    """One row per run: overall accuracy (%) with its 95% bootstrap interval, items, failed,
-    truncated, parser fallbacks."""
+    """One row per run: its protocol (``generation (<prompt mode>)``, ``tasks.modes``), overall accuracy (%) with
+    its 95% bootstrap interval, items, failed, truncated, parser fallbacks."""
     import pandas as pd
 
     def pct(m, k):
@@ -82,7 +82,7 @@ def summary_table(runs: dict[str, dict]):
         return None if v is None else 100 * v
 
     return pd.DataFrame([
-        {"run": label, "accuracy": pct(m, "accuracy"), "ci_low": pct(m, "ci_low"), "ci_high": pct(m, "ci_high"),
+        {"run": label, "protocol": f"generation ({m.get('prompt_mode') or 'official'})", "accuracy": pct(m, "accuracy"), "ci_low": pct(m, "ci_low"), "ci_high": pct(m, "ci_high"),
          "n": (m.get("overall") or {}).get("n"), "failed": m["counts"]["failed"], "truncated": m["counts"]["truncated"],
          "fallbacks": m["counts"]["fallbacks"]}
         for label, m in runs.items()

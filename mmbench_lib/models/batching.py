@@ -13,7 +13,10 @@
 4. an out-of-memory error halves the batch and retries (the smaller size is kept), and the
    results go back in input order.
 
-Each row's new tokens are cut at its first stop token, exactly as one ``generate`` call ends.
+Each row's new tokens are cut at its first stop token, exactly as one ``generate`` call ends. With stop strings
+(``models.settings``) a row also ends once its response holds one (:class:`ResponseStops` inside ``generate``, and
+:func:`response_stopped` between chunks and kv-decode steps), so generation stops there instead of running to
+``max_new_tokens``; the text is then cut before the stop string as before.
 
 Families whose cached forward takes plain positions (text LMs, LLaVA-1.5 / NeXT / OneVision,
 Idefics3; ``adapter.kv_decode_reason()`` is None) take the faster path of
@@ -74,6 +77,39 @@ def cut_at_stop(tokens: list[int], stops: set[int]) -> tuple[list[int], bool]:
     return tokens, False
 
 
+def response_stopped(adapter, tokens: list[int]) -> bool:
+    """Whether the response of new ``tokens`` holds one of the adapter's stop strings (none set: False)."""
+    settings = getattr(adapter, "settings", None)
+    if not settings or not settings.stop_strings or not tokens:
+        return False
+    return settings.cut(adapter.tokenizer.decode(tokens, skip_special_tokens=True))[1]
+
+
+class ResponseStops:
+    """A ``generate`` stopping criterion: a row is done once its response -- the tokens after the first
+    ``prompt_width`` columns, decoded -- holds a stop string. Unlike ``generate(stop_strings=...)`` (whose
+    ``StopStringCriteria`` also matches a stop string that begins in the prompt: its "overhang" rule), only
+    the response counts, so stopping here gives exactly the text of cutting a longer response afterwards."""
+
+    def __init__(self, adapter, prompt_width: int):
+        self.adapter, self.prompt_width = adapter, prompt_width
+
+    def __call__(self, input_ids, scores, **kwargs):
+        rows = input_ids[:, self.prompt_width:].tolist()
+        return torch.tensor([response_stopped(self.adapter, r) for r in rows], dtype=torch.bool, device=input_ids.device)
+
+
+def stop_kwargs(adapter, prompt_width: int) -> dict:
+    """``generate`` keywords that end rows at the adapter's stop strings (none set: ``{}``)."""
+    settings = getattr(adapter, "settings", None)
+    if not settings or not settings.stop_strings:
+        return {}
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    crit = type("ResponseStopsCriteria", (ResponseStops, StoppingCriteria), {})(adapter, prompt_width)
+    return {"stopping_criteria": StoppingCriteriaList([crit])}
+
+
 def _grow(inputs: dict, n: int) -> dict:
     """Extend the per-token inputs by ``n`` generated tokens as ``generate`` does."""
     out = dict(inputs)
@@ -95,12 +131,13 @@ def _is_encoder_decoder(model) -> bool:
 
 @torch.inference_mode()
 def decode_greedy(model, inputs: dict, max_new_tokens: int, stops: set[int], pad_id: int, chunk: int,
-                  on_chunk=None, drop_rows=None) -> list[list[int]]:
+                  on_chunk=None, drop_rows=None, adapter=None) -> list[list[int]]:
     """Greedy new tokens of every row of a left-padded batch, each cut at its first stop token.
 
     With ``chunk`` > 0, ``generate`` runs ``chunk`` steps at a time over a kept cache and the rows
     that finished leave the batch (their cache rows are dropped) before the next chunk;
     ``drop_rows(index)`` selects the same rows of any per-batch state the model keeps itself.
+    ``adapter``: a row whose response holds one of its stop strings ends too (:class:`ResponseStops`).
     """
     rows = list(range(inputs["input_ids"].shape[0]))
     new: list[list[int]] = [[] for _ in rows]
@@ -108,12 +145,14 @@ def decode_greedy(model, inputs: dict, max_new_tokens: int, stops: set[int], pad
     cache = None
     step_inputs = dict(inputs)
     left = max_new_tokens
+    encdec = _is_encoder_decoder(model)
+    prompt_width = 1 if encdec else inputs["input_ids"].shape[1]
     while left > 0 and rows:
         k = min(chunk, left) if chunk > 0 else left
-        width = 1 if _is_encoder_decoder(model) else step_inputs["input_ids"].shape[1]  # encdec: after the start token
+        width = 1 if encdec else step_inputs["input_ids"].shape[1]  # encdec: after the start token
         out = model.generate(
             **step_inputs, past_key_values=cache, max_new_tokens=k, do_sample=False, pad_token_id=pad_id,
-            return_dict_in_generate=True, use_cache=True,
+            return_dict_in_generate=True, use_cache=True, **(stop_kwargs(adapter, prompt_width) if adapter else {}),
         )
         gen = out.sequences[:, width:]
         got = gen.shape[1]
@@ -121,6 +160,7 @@ def decode_greedy(model, inputs: dict, max_new_tokens: int, stops: set[int], pad
         for j, r in enumerate(rows):
             toks, ended = cut_at_stop(gen[j].tolist(), stops)
             new[r] += toks
+            ended = ended or response_stopped(adapter, new[r])
             done[r] = ended
             if not ended:
                 keep.append(j)
@@ -214,7 +254,7 @@ class BatchedGenerator:
 
         chunk = 0 if getattr(adapter, "row_drop_unsupported", None) else self.policy.chunk
         new = decode_greedy(adapter.model, inputs, max_new, stops, adapter.pad_id(), chunk, count,
-                            getattr(adapter, "drop_rows", None))
+                            getattr(adapter, "drop_rows", None), adapter)
         return [cut_at_stop(t, stops)[0] for t in new]
 
     def kv_reason(self, adapter) -> str | None:
@@ -443,7 +483,7 @@ class _KvRun:
             toks = self.new.setdefault(i, [])
             if len(toks) < s.limit[j]:
                 toks.append(t)
-            if t in self.stops or len(toks) >= s.limit[j]:
+            if t in self.stops or len(toks) >= s.limit[j] or response_stopped(self.adapter, toks):
                 self.out[i] = toks
             else:
                 keep.append(j)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from mmbench_lib.core.requests import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, Video, interleave
-from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, is_oom, stop_ids
+from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, is_oom, stop_ids, stop_kwargs
 from mmbench_lib.models.kv_decode import kv_decode_reason
 from mmbench_lib.models.settings import NONE as NO_SETTINGS
 from mmbench_lib.models.placement import pick_device, placement_record  # noqa: F401 - pick_device: loaders
@@ -141,8 +141,10 @@ class DecoderOnlyAdapter:
         out = []
         for r in requests:
             inputs = self.prefix_inputs(r.prompt, r.images, r.chat, generation=True, **self.video_kw(r))
-            gen = self.model.generate(**inputs, max_new_tokens=r.max_new_tokens, do_sample=False, pad_token_id=self.pad_id())
-            out.append(gen[0, inputs["input_ids"].shape[1]:].tolist())
+            width = inputs["input_ids"].shape[1]
+            gen = self.model.generate(**inputs, max_new_tokens=r.max_new_tokens, do_sample=False, pad_token_id=self.pad_id(),
+                                      **stop_kwargs(self, width))  # stop strings end generation (batching.ResponseStops)
+            out.append(gen[0, width:].tolist())
         return out
 
     # -- batched generation: each family renders one request's text and encodes a batch of them

@@ -44,7 +44,7 @@ _TYPES: dict[str, tuple] = {
     "benchmark": (str,), "out_dir": (str, Path), "data": (dict,), "source": (str, Path, type(None)),
     "split": (str, type(None)), "subjects": (str, list, tuple, type(None)), "cache_dir": (str, Path, type(None)),
     "model": (str,), "recipe": (str,), "reduction": (str, type(None)), "scorer": (str,), "baseline": (str,),
-    "max_new_tokens": (int,), "batch_size": (int,), "device": (str,), "dtype": (str, type(None)),
+    "max_new_tokens": (int, type(None)), "batch_size": (int,), "device": (str,), "dtype": (str, type(None)),
     "revision": (str, type(None)), "trust_remote_code": (bool,), "device_map": (str, dict, type(None)),
     "max_memory": (dict, type(None)), "limit": (int, type(None)), "seed": (int,),
     "shard_index": (int,), "num_shards": (int,), "generated_dir": (str, Path, type(None)), "clip_model": (str,),
@@ -53,8 +53,10 @@ _TYPES: dict[str, tuple] = {
     "rotation": (int,), "permutation_seed": (int, type(None)), "lettered_only": (bool,), "video_input": (str,),
     "backend": (str,), "batch_policy": (dict,),
     "processor_kwargs": (dict,), "system_prompt": (str, type(None)), "chat_template_kwargs": (dict,),
-    "stop_strings": (list, tuple),
+    "stop_strings": (list, tuple), "prompt_mode": (str, type(None)),
 }
+#: ``max_new_tokens`` when neither the run nor its prompt mode sets one
+DEFAULT_MAX_NEW_TOKENS = 32
 
 
 def protocol_of(benchmark: str) -> str:
@@ -79,7 +81,7 @@ class RunConfig:
     reduction: str | None = None
     scorer: str = "reference"
     baseline: str = "none"
-    max_new_tokens: int = 32
+    max_new_tokens: int | None = None  # None: the prompt mode's default (official: DEFAULT_MAX_NEW_TOKENS; cot: 512)
     batch_size: int = 8
     device: str = "auto"  # one device; ignored when device_map is set
     device_map: str | dict | None = None  # None: one device; "auto": accelerate over the GPUs; or module -> device
@@ -115,7 +117,9 @@ class RunConfig:
     processor_kwargs: dict = field(default_factory=dict)  # processor keywords, e.g. {"max_pixels": 1003520}
     system_prompt: str | None = None  # a system turn (chat-template prompts)
     chat_template_kwargs: dict = field(default_factory=dict)  # e.g. {"enable_thinking": False}
-    stop_strings: list | tuple = ()  # a response ends before the first of these (greedy decoding unchanged)
+    stop_strings: list | tuple = ()  # generation stops at the first of these (the response ends before it)
+    # generation prompt mode (the task's ``prompt_modes``: official, cot, cot+answer-line; mmbench_lib.tasks.modes)
+    prompt_mode: str | None = "official"
 
     def __post_init__(self):
         for f in fields(self):
@@ -173,6 +177,10 @@ class RunConfig:
         elif isinstance(self.subjects, (str, tuple)):
             self.subjects = [self.subjects] if isinstance(self.subjects, str) else list(self.subjects)
         if self.protocol == "ranking":
+            if self.prompt_mode not in (None, "", "official"):
+                raise ValueError(f"RunConfig.prompt_mode: {self.prompt_mode!r} applies to generation benchmarks "
+                                 f"({', '.join(task_names(protocol='generation'))}); a ranking run's protocol is its recipe")
+            self.prompt_mode = "official"
             if not self.data:
                 raise ValueError(f"RunConfig.data: {self.benchmark} needs its loader's arguments (annotation_file, ...)")
             if self.baseline != "none":
@@ -185,8 +193,15 @@ class RunConfig:
             task = get_task(self.benchmark)
             self.split = task.resolve_split(self.split)
             self._known("split", self.split, task.splits)
+            try:
+                self.split, self.prompt_mode = task.resolve_mode(self.split, self.prompt_mode)
+            except ValueError as e:
+                raise ValueError(f"RunConfig.prompt_mode: {e}") from None
             if self.model.startswith("random") and self.baseline == "none":
                 self.baseline = "random"  # a "random" model on a generation benchmark is the Random Choice baseline
+        if self.max_new_tokens is None:
+            mode = get_task(self.benchmark).prompt_mode(self.prompt_mode) if self.protocol == "generation" else None
+            self.max_new_tokens = (mode and mode.max_new_tokens) or DEFAULT_MAX_NEW_TOKENS
         if self.protocol == "ranking" or self.baseline in ("none", "ocr"):  # a model will be loaded: check its spec
             try:
                 check_spec(self.model)
@@ -229,6 +244,10 @@ class RunConfig:
     @property
     def protocol(self) -> str:
         return protocol_of(self.benchmark)
+
+    def mode(self):
+        """The generation prompt mode (``tasks.modes.PromptMode``) of this run."""
+        return get_task(self.benchmark).prompt_mode(self.prompt_mode)
 
     def option_settings(self) -> dict | None:
         """The option-order settings when any is set (recorded in the manifest as ``options`` and

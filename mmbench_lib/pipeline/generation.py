@@ -63,14 +63,14 @@ __all__ = [
 
 # --------------------------------------------------------------------------------------------- prompts
 
-def build_prompt(item: Item, ocr=None) -> tuple[str, dict]:
-    """The official prompt of ``item`` (its task's ``prompt``); with ``ocr`` (an
+def build_prompt(item: Item, ocr=None, mode: str = "official") -> tuple[str, dict]:
+    """The prompt of ``item`` under prompt ``mode`` (its task's ``prompt``; ``official`` by default); with ``ocr`` (an
     ``mmbench_lib.pipeline.ocr.OCR``), each image placeholder replaced by ``[Image k OCR text: ...]``.
     Returns ``(prompt, {k: ocr text})``."""
     task = get_task(item.benchmark)
     if task.protocol != "generation":
         raise ValueError(f"item {item.id!r}: {item.benchmark!r} is a {task.protocol} benchmark, not a generation one")
-    text = task.prompt(item)
+    text = task.prompt(item, mode)
     if ocr is None:
         return text, {}
     phs = [(k, ph, p) for k, ph, p in task.image_placeholders(item) if ph in text]
@@ -90,8 +90,8 @@ class GenerationProtocol:
 
     item_errors = (Exception,)  # e.g. an unreadable image for OCR marks that item only
 
-    def __init__(self, adapter, max_new_tokens: int = 32, ocr=None, chat: bool = True):
-        self.adapter, self.max_new_tokens, self.ocr, self.chat = adapter, max_new_tokens, ocr, chat
+    def __init__(self, adapter, max_new_tokens: int = 32, ocr=None, chat: bool = True, mode: str = "official"):
+        self.adapter, self.max_new_tokens, self.ocr, self.chat, self.mode = adapter, max_new_tokens, ocr, chat, mode
         self.desc = adapter.name
 
     def prepare(self, item: Item):
@@ -102,7 +102,7 @@ class GenerationProtocol:
             images = []
         if hasattr(self.adapter, "answer"):
             return ok_row(item, response=self.adapter.answer(item), num_tokens=0, truncated=False, source=self.adapter.name)
-        prompt, ocr_texts = build_prompt(item, self.ocr)
+        prompt, ocr_texts = build_prompt(item, self.ocr, self.mode)
         extra = {"prompt_sha": _prompt_hash(prompt)}
         if self.ocr is not None:
             extra["ocr"] = {str(k): v for k, v in ocr_texts.items()}
@@ -125,13 +125,14 @@ class GenerationProtocol:
 
 def generate_items(items: list[Item], adapter, store: RunStore, max_new_tokens: int = 32, batch_size: int = 8,
                    ocr=None, retry_failed: bool = False, progress: bool = True, chat: bool = True,
-                   label: str | None = None) -> RunStore:
+                   label: str | None = None, mode: str = "official") -> RunStore:
     """Generate a response for every item not yet in ``store`` and append its row (flushed per batch).
 
     ``adapter``: a model adapter with ``generate`` or a baseline with ``answer(item)``.
     ``ocr``: an ``mmbench_lib.pipeline.ocr.OCR`` for the LLM + OCR baseline. ``label``: the progress label.
+    ``mode``: the prompt mode (``tasks.modes``; the task's ``prompt(item, mode)``).
     """
-    return run_loop(items, GenerationProtocol(adapter, max_new_tokens, ocr, chat), store, batch_size=batch_size,
+    return run_loop(items, GenerationProtocol(adapter, max_new_tokens, ocr, chat, mode), store, batch_size=batch_size,
                     retry_failed=retry_failed, progress=progress, label=label)
 
 
@@ -162,12 +163,15 @@ def _tally(rows: list[dict], key, intervals: bool = True) -> dict:
     return out
 
 
-def score_run(items: list[Item], store: RunStore, use_random: bool = True, write: bool = True) -> tuple[list[dict], dict]:
+def score_run(items: list[Item], store: RunStore, use_random: bool = True, write: bool = True,
+              mode: str = "official") -> tuple[list[dict], dict]:
     """Parse and score every stored response of ``items`` with the official parsers (via ``responses``).
 
     Writes ``scored.jsonl`` (one row per item: response, truncated, parsed_pred, fallback, mode,
     correct; failed items with their error) and ``metrics.json``; on a test split without answers
-    writes the submission file instead of accuracies. Returns ``(rows, metrics)``.
+    writes the submission file instead of accuracies. Returns ``(rows, metrics)``. Under an answer-line
+    prompt ``mode`` the official files hold, per response, the text of its last ``Answer:`` line where it has
+    one (``Task.parser_input``; the row keeps the whole response and the line as ``answer_line``).
     """
     import warnings
 
@@ -175,13 +179,21 @@ def score_run(items: list[Item], store: RunStore, use_random: bool = True, write
     if not items:
         raise ValueError("no items to score")
     benchmark = items[0].benchmark
+    task = get_task(benchmark)
     stored = {r["id"]: r for r in store.rows()}
+    lines, reads_line = {}, task.prompt_mode(mode).answer_line
+    parsed = dict(stored)  # what the official files hold: the answer lines under an answer-line mode
+    if reads_line:
+        for i, r in stored.items():
+            if r.get("status") == "ok":
+                text, lines[i] = task.parser_input(r.get("response"), mode)
+                parsed[i] = {**r, "response": text}
     ok_items = [it for it in items if stored.get(it.id, {}).get("status") == "ok"]
     has_gold = any(it.answer is not None for it in ok_items)
     official = store.dir / "official"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # subsets of subjects are expected here; the counts say what was scored
-        files = get_task(benchmark).write_official(items, stored, official)
+        files = task.write_official(items, parsed, official)
         srows, summary = responses.score_responses(benchmark, *files, use_random=use_random) if files else ([], {})
     by_id = {str(r["id"]): r for r in srows}
     rows = []
@@ -190,6 +202,8 @@ def score_run(items: list[Item], store: RunStore, use_random: bool = True, write
         if r is None:
             continue
         row = {**base_row(it), "status": r["status"], "response": r.get("response"), "truncated": r.get("truncated", False)}
+        if it.id in lines:
+            row["answer_line"] = lines[it.id]
         if r["status"] != "ok":
             row.update(parsed_pred=None, fallback=None, mode=None, correct=None, error=r.get("error"))
         else:
@@ -203,7 +217,11 @@ def score_run(items: list[Item], store: RunStore, use_random: bool = True, write
               "missing": len(items) - len(rows), "truncated": sum(bool(r["truncated"]) for r in ok),
               "fallbacks": sum(bool(r["fallback"]) for r in ok),
               "empty_responses": sum(not (r["response"] or "").strip() for r in ok)}
-    metrics = {"schema_version": SCHEMA_VERSION, "benchmark": benchmark, "split": items[0].split, "parser": "official (mmbench_lib.pipeline.rescoring)",
+    if reads_line:
+        counts["answer_lines"] = sum(lines.get(r["id"]) is not None for r in ok)
+    metrics = {"schema_version": SCHEMA_VERSION, "benchmark": benchmark, "split": items[0].split,
+               "parser": "official (mmbench_lib.pipeline.rescoring)" + (", reading the last 'Answer:' line" if reads_line else ""),
+               "prompt_mode": task.prompt_mode(mode).key,
                "random_fallback": "random.Random(42), official order" if use_random else "none (scored wrong)",
                "counts": counts, "scored": has_gold}
     if has_gold:
@@ -223,7 +241,8 @@ def score_run(items: list[Item], store: RunStore, use_random: bool = True, write
             for r in rows:
                 f.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
         if not has_gold:
-            metrics["submission"] = str(get_task(benchmark).write_submission(items, stored, rows, store.dir))
+            read = [{**r, "response": lines.get(r["id"]) or r["response"]} for r in rows]  # what the parser read
+            metrics["submission"] = str(task.write_submission(items, parsed, read, store.dir))
         store.write_metrics(metrics)
     return rows, metrics
 
@@ -290,7 +309,7 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
     described = adapter.describe()
     name = described.get("name", described.get("adapter"))
     generation = {"baseline": baseline, "max_new_tokens": config.max_new_tokens, "do_sample": False,
-                  "chat_template": True, "model": name, "backend": config.backend_name}
+                  "chat_template": True, "model": name, "backend": config.backend_name, "prompt_mode": config.prompt_mode}
     check_same_run(store, identity({"benchmark": benchmark, "model": described, "generation": generation,
                                     "options": config.option_settings()}))
     if store.rows():
@@ -302,12 +321,12 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
         shard={"index": config.shard_index, "count": config.num_shards, "item_ids": [it.id for it in items]}
         if sharded else None,
         ocr=ocr.describe() if ocr else None, deviations=task.deviations, options=config.option_settings(),
-        config=config.to_dict(),
+        config=config.to_dict(), prompt_mode=config.mode().describe(),
     )
     generate_items(items, adapter, store, max_new_tokens=config.max_new_tokens, batch_size=call_size(adapter, config), ocr=ocr,
                    retry_failed=config.retry_failed, progress=config.progress,
-                   label=f"{benchmark} {label_for(config.model, baseline)}")
-    _rows, metrics = score_run(items, store, use_random=config.use_random)
+                   label=f"{benchmark} {label_for(config.model, baseline)}", mode=config.prompt_mode)
+    _rows, metrics = score_run(items, store, use_random=config.use_random, mode=config.prompt_mode)
     metrics.update(model=name, baseline=baseline, label=label_for(config.model, baseline),
                    max_new_tokens=config.max_new_tokens)
     if sharded:

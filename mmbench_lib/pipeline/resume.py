@@ -18,8 +18,11 @@ def identity(man: dict) -> dict:
     if isinstance(recipe, dict):  # a run recorded before a recipe field existed had its default
         recipe = {**Recipe().to_dict(), **recipe}
     video = man.get("video_input")
+    generation = man.get("generation")
+    if isinstance(generation, dict) and "baseline" in generation:  # generation runs before prompt modes: official
+        generation = {**generation, "prompt_mode": generation.get("prompt_mode", "official")}
     return {"benchmark": man.get("benchmark"), "model": (man.get("model") or {}).get("name"), "recipe": recipe,
-            "generation": man.get("generation"), "options": man.get("options"),
+            "generation": generation, "options": man.get("options"),
             # runs before this field put video frames in as images
             "video_input": (video or {}).get("used", "frames") if "recipe" in man else None}
 

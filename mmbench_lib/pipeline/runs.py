@@ -232,7 +232,7 @@ def _score_merged(config: RunConfig, store: RunStore) -> dict:
     from mmbench_lib.pipeline.generation import load_items as generation_items, score_run
 
     items = config.select(generation_items(config.benchmark, config.source, config.split, config.subjects, config.cache_dir))
-    _rows, metrics = score_run(items, store, use_random=config.use_random)
+    _rows, metrics = score_run(items, store, use_random=config.use_random, mode=config.prompt_mode)
     man = store.manifest()
     metrics.update(model=(man.get("generation") or {}).get("model"), baseline=config.baseline,
                    label=label_for(config.model, config.baseline), max_new_tokens=config.max_new_tokens)

@@ -55,6 +55,11 @@ prompts, parser and outputs (generation tasks)
     ``parser_variants``: key -> ``recipes.Protocol``, the official parser and the non-official readings a
     protocol report compares; :meth:`fallback_wins`: the options of a random fallback draw the official
     judge counts correct (for replaying the fallback under other seeds).
+    ``prompt_modes``: key -> ``modes.PromptMode`` (``official`` always; ``cot`` and ``cot+answer-line`` where
+    the task has a CoT prompt): :meth:`prompt` ``(item, mode)`` builds the mode's prompt,
+    :meth:`prompt_mode` checks a key, :meth:`resolve_mode` ``(split, mode)`` lets a task whose split already
+    names its prompt (MMMU-Pro's ``-cot`` splits) keep the two consistent, :meth:`parser_input` is the text
+    the official parser reads under a mode.
 official results (ranking tasks)
     ``results_need_questions``: an official ``results.json`` carries no dimension, so rescoring it
     (``mmbench score-predictions``) needs the question file.
@@ -71,6 +76,7 @@ from types import ModuleType
 from typing import ClassVar
 
 from mmbench_lib.core.items import Item
+from mmbench_lib.tasks.modes import OFFICIAL, PromptMode, answer_line
 
 PROTOCOLS = ("ranking", "generation")
 
@@ -110,6 +116,8 @@ class Task:
     results_need_questions: ClassVar[bool] = False
     deviations: ClassVar[tuple[str, ...] | list[str]] = ()
     parser_variants: ClassVar[dict] = {}
+    #: generation prompt modes (``mmbench_lib.tasks.modes``); every generation task has ``official``
+    prompt_modes: ClassVar[dict[str, PromptMode]] = {"official": OFFICIAL}
     #: the module holding the loader, tables and prompt functions (``load``, ...)
     module: ClassVar[ModuleType | None] = None
     #: the official answer parser module (generation tasks)
@@ -170,8 +178,29 @@ class Task:
         A parameter this task does not select by is ignored (notebooks carry both)."""
 
     # ------------------------------------------------------------------ generation protocol
-    def prompt(self, item: Item) -> str:
+    def prompt(self, item: Item, mode: str = "official") -> str:
         raise NotImplementedError(f"{self.name} is a {self.protocol} task: no generation prompt")
+
+    def prompt_mode(self, key: str | None) -> PromptMode:
+        """The mode named ``key`` (empty: official); ValueError with one line naming the modes this task has."""
+        key = key or "official"
+        if key not in self.prompt_modes:
+            raise ValueError(f"{self.title or self.name} has no prompt mode {key!r}; use one of "
+                             f"{list(self.prompt_modes)}{did_you_mean(key, self.prompt_modes)}")
+        return self.prompt_modes[key]
+
+    def resolve_mode(self, split: str | None, mode: str | None) -> tuple[str | None, str]:
+        """``(split, mode)`` as a run records them (checked; by default unchanged)."""
+        return split, self.prompt_mode(mode).key
+
+    def parser_input(self, response, mode: str | None) -> tuple[str, str | None]:
+        """``(text the official parser reads, the answer line found or None)`` of a stored response under
+        ``mode``: the response itself, or with an answer-line mode the text of its last ``Answer:`` line
+        when it has one (``modes.answer_line``)."""
+        if not self.prompt_mode(mode).answer_line:
+            return response, None
+        line = answer_line(response)
+        return (response if line is None else line), line
 
     def image_placeholders(self, item: Item) -> list[tuple[int, str, str]]:
         return []
@@ -229,6 +258,10 @@ class Task:
             for meth in ("prompt", "write_official", "write_submission"):
                 if getattr(type(self), meth) is getattr(Task, meth):
                     out.append(f"a generation task defines {meth}()")
+            if self.prompt_modes.get("official") != OFFICIAL:
+                out.append("prompt_modes must hold the unchanged 'official' mode (modes.OFFICIAL)")
+            if any(k != m.key for k, m in self.prompt_modes.items()):
+                out.append("prompt_modes keys must be their modes' keys")
         return out
 
     def __repr__(self) -> str:
@@ -283,8 +316,11 @@ class GenerationTask(Task):
     def resolve_subject(self, name: str) -> str:
         raise NotImplementedError
 
-    def prompt(self, item: Item) -> str:
-        return self.module.generation_prompt(item)
+    def prompt(self, item: Item, mode: str = "official") -> str:
+        """The prompt of ``item`` under ``mode`` (the module's ``generation_prompt(item)``, or
+        ``generation_prompt(item, "cot")`` for a mode with the CoT prompt)."""
+        style = self.prompt_mode(mode).prompt
+        return self.module.generation_prompt(item) if style == "official" else self.module.generation_prompt(item, style)
 
     def image_placeholders(self, item: Item) -> list[tuple[int, str, str]]:
         return self.module.image_placeholders(item)

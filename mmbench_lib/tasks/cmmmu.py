@@ -22,6 +22,7 @@ from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks import cmmmu_parser as parser
+from mmbench_lib.tasks.modes import OFFICIAL, cot_modes, modes_of
 from mmbench_lib.tasks.copies import mmmu as copies
 from mmbench_lib.tasks._common import media_path
 from mmbench_lib.tasks.base import GenerationTask, register_task
@@ -377,10 +378,30 @@ def cmmmu_type(item: Item) -> str:
     return item.meta.get("type") or CHINESE_TYPES[item.question_type]
 
 
-def generation_prompt(item: Item) -> str:
-    """The lmms-eval CMMMU prompt with its Chinese instruction (docs/protocols.md §4.3)."""
+#: the CoT prompt (docs/protocols.md §5.3): CMMMU publishes none; the official prompt with its closing
+#: ``正确答案：`` replaced by a step-by-step instruction asking for a last ``答案：`` line (ours, after MMMU-Pro's
+#: CoT instruction), per question type
+COT_ENDINGS = {
+    "选择": "请一步一步地思考，然后作答。回答的最后一行必须是以下格式：“答案：$LETTER”（不含引号），其中 LETTER 是选项字母之一。\n",
+    "判断": "请一步一步地思考，然后作答。回答的最后一行必须是以下格式：“答案：$ANSWER”（不含引号），其中 ANSWER 是“对”或“错”。\n",
+    "填空": "请一步一步地思考，然后作答。回答的最后一行必须是以下格式：“答案：$ANSWER”（不含引号），其中 ANSWER 是最终答案。\n",
+}
+PROMPT_MODES = modes_of(OFFICIAL, *cot_modes(
+    "CMMMU publishes no CoT prompt: the official prompt with its closing 正确答案： replaced by a step-by-step "
+    "instruction asking for a last 答案： line (ours), docs/protocols.md §5.3"))
+
+
+def generation_prompt(item: Item, style: str = "official") -> str:
+    """The lmms-eval CMMMU prompt with its Chinese instruction (docs/protocols.md §4.3); ``style="cot"``: its
+    closing ``正确答案：`` replaced by the CoT instruction of the question type (``COT_ENDINGS``, §5.3)."""
     names = [IMG_TAG.fullmatch(t).group(1) for t in item.meta.get("image_tags") or []]
-    return parser.prompt(item.question, item.choices, cmmmu_type(item), image_filenames=names)
+    text = parser.prompt(item.question, item.choices, cmmmu_type(item), image_filenames=names)
+    if style == "official":
+        return text
+    closing = "正确答案：\n"
+    if not text.endswith(closing):
+        raise ValueError(f"item {item.id!r}: the official prompt does not end with {closing!r}")
+    return text[:-len(closing)] + COT_ENDINGS[cmmmu_type(item)]
 
 
 def image_placeholders(item: Item) -> list[tuple[int, str, str]]:
@@ -462,6 +483,7 @@ class CMMMUTask(GenerationTask):
     deviations = DEVIATIONS
     module = sys.modules[__name__]
     parser = parser
+    prompt_modes = PROMPT_MODES
     parser_variants = {p.key: p for p in (
         Protocol("official", "official", "paper: CMMMU §4.1 rules, official parser, random.Random(42) fallback"),
         Protocol("tf-fixed", "T/F negation fixed", "NOT official: negative keywords tested first, so "

@@ -21,6 +21,8 @@ from pathlib import Path
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.core.paths import PathEscape, inside, safe_name
 from mmbench_lib.tasks import mmmu_parser as parser
+from mmbench_lib.tasks import mmmu_pro_parser
+from mmbench_lib.tasks.modes import OFFICIAL, cot_modes, modes_of
 from mmbench_lib.tasks.base import GenerationTask, register_task
 from mmbench_lib.tasks.copies import mmmu as copies
 from mmbench_lib.tasks.copies.tables import default_cache_dir  # noqa: F401 - re-exported (cmmmu, callers)
@@ -419,9 +421,29 @@ def load_split(source, split: str, subjects=None, cache_dir=None) -> list[Item]:
     return load(source, split=split, subjects=subjects, cache_dir=cache_dir)
 
 
-def generation_prompt(item: Item) -> str:
-    """The official prompt (docs/protocols.md §3.3)."""
-    return parser.prompt(item.question, item.choices, item.question_type)
+#: the CoT prompt (docs/protocols.md §5.2): MMMU publishes none; multiple choice gets MMMU-Pro's published CoT
+#: instruction (``mmmu-pro/prompts.yaml``, standard setting; MMMU-Pro §3) in place of the official instruction,
+#: open questions the same instruction worded for a short answer (ours)
+COT_INSTRUCTIONS = {
+    "multiple-choice": mmmu_pro_parser.PROMPTS["cot"]["standard"],
+    "short-answer": "Answer the preceding question. The last line of your response should be of the following format: "
+                    "'Answer: $ANSWER' (without quotes) where ANSWER is a single word, number or phrase. Think step by "
+                    "step before answering.",
+}
+PROMPT_MODES = modes_of(OFFICIAL, *cot_modes(
+    "MMMU publishes no CoT prompt: the official question and options, then MMMU-Pro's CoT instruction (prompts.yaml; "
+    "open questions: the same wording for a short answer), docs/protocols.md §5.2"))
+
+
+def generation_prompt(item: Item, style: str = "official") -> str:
+    """The official prompt (docs/protocols.md §3.3); ``style="cot"``: the same question and options with the CoT
+    instruction in place of the official one (``COT_INSTRUCTIONS``, docs/protocols.md §5.2)."""
+    text = parser.prompt(item.question, item.choices, item.question_type)
+    if style == "official":
+        return text
+    kind = parser.normalize_question_type(item.question_type)
+    official = parser.MC_INSTRUCTION if kind == "multiple-choice" else parser.OPEN_INSTRUCTION
+    return text[:-len(official)] + COT_INSTRUCTIONS[kind]
 
 
 def image_placeholders(item: Item) -> list[tuple[int, str, str]]:
@@ -516,6 +538,7 @@ class MMMUTask(GenerationTask):
     deviations = DEVIATIONS
     module = sys.modules[__name__]
     parser = parser
+    prompt_modes = PROMPT_MODES
     parser_variants = {p.key: p for p in (
         Protocol("official", "official", "paper: MMMU §4.1 rules, official parser, random.Random(42) fallback"),
         Protocol("lenient-mc", "lenient MC", "NOT official: forgiving multiple-choice reader (markdown, 'C)', "

@@ -31,6 +31,7 @@ from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.tasks.copies.tables import read_parquet
 from mmbench_lib.tasks import mmmu_pro_parser as parser
 from mmbench_lib.tasks.mmmu_parser import parse_multi_choice
+from mmbench_lib.tasks.modes import OFFICIAL, cot_modes, modes_of
 from mmbench_lib.tasks.mmmu import (
     DISCIPLINES, SUBJECT_IDS, SUBJECT_TO_DISCIPLINE, SUBJECTS, _is_local, _parse_list, default_cache_dir,
     placeholder_order, write_image,
@@ -211,9 +212,16 @@ def load_split(source, split: str, subjects=None, cache_dir=None) -> list[Item]:
     return load(source, split=split, subjects=subjects, cache_dir=cache_dir)
 
 
-def generation_prompt(item: Item) -> str:
-    """Standard: question, ``A. opt`` lines, instruction; vision: the instruction only (prompts.yaml)."""
-    method = item.meta.get("method", "direct")
+#: MMMU-Pro's prompt modes: ``official`` is the split's method (direct or CoT), ``cot`` the published CoT
+#: prompt (prompts.yaml; a ``-cot`` split), ``cot+answer-line`` its labelled last-Answer-line reading
+PROMPT_MODES = modes_of(OFFICIAL, *cot_modes("MMMU-Pro §3, mmmu-pro/prompts.yaml (cot): the published CoT prompt",
+                                             official=True))
+
+
+def generation_prompt(item: Item, style: str = "official") -> str:
+    """Standard: question, ``A. opt`` lines, instruction; vision: the instruction only (prompts.yaml).
+    ``style="cot"``: the CoT instruction whatever the item's split (runs resolve the split to ``-cot``)."""
+    method = "cot" if style == "cot" else item.meta.get("method", "direct")
     if item.meta.get("setting") == "vision":
         return parser.vision_prompt(method)
     return parser.standard_prompt(item.question, item.choices, method)
@@ -482,6 +490,16 @@ class MMMUProTask(GenerationTask):
         Protocol("no-fallback", "no fallback", "NOT official: official rules, an unparseable answer scored wrong",
                  rescore={"use_random": False}),
     )}
+    prompt_modes = PROMPT_MODES
+
+    def resolve_mode(self, split, mode):
+        """A split names its prompt method: a CoT mode runs the setting's ``-cot`` split, and a ``-cot`` split
+        is the ``cot`` mode (its published CoT prompt), so split and label always agree."""
+        m = self.prompt_mode(mode)
+        setting, method = parse_split(split or DEFAULT_SPLIT)
+        if m.prompt == "cot":
+            return f"{setting}-cot", m.key
+        return split, ("cot" if method == "cot" else m.key)
 
     def resolve_subject(self, name: str) -> str:
         if name not in SUBJECT_IDS:

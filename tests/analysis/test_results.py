@@ -45,7 +45,7 @@ def test_results_json_covers_every_sub_run_in_the_metrics_schema(top):
         assert seed["summary"][k] == pytest.approx(all_group[k]), k
     assert seed2["summary"]["n"] == 20 and seed2["scope"].endswith("dimensions")  # 20 items: not a whole level
     assert seed2["summary"]["ci_low"] <= seed2["summary"]["accuracy"] <= seed2["summary"]["ci_high"]
-    assert (mmmu["protocol"], mmmu["scope"], mmmu["model"]) == ("generation", "overall", "random")
+    assert (mmmu["protocol"], mmmu["scope"], mmmu["model"]) == ("generation (official)", "overall", "random")
     assert mmmu["summary"] == {k: _metrics(top / "mmmu" / "random")["overall"][k] for k in ENTRY_KEYS}
 
 
@@ -56,7 +56,7 @@ def test_the_table_has_one_row_per_sub_run_with_percentages(top):
     assert len(lines) == 2 + 3
     m = _metrics(top / "mmmu" / "random")["overall"]
     cells = [c.strip() for c in lines[-1].strip("|").split("|")]
-    assert cells[:6] == ["mmmu/random", "mmmu", "overall", "random", "generation", str(m["n"])]
+    assert cells[:6] == ["mmmu/random", "mmmu", "overall", "random", "generation (official)", str(m["n"])]
     assert cells[6:] == [f"{100 * m['accuracy']:.1f}", f"{100 * m['ci_low']:.1f}-{100 * m['ci_high']:.1f}",
                          str(m["failed"]), str(m["n/a"])]
 
@@ -88,4 +88,5 @@ def test_a_seed_run_whose_recipe_generates_the_letter_is_not_called_ranking():
     assert results._protocol("ranking", "vlmevalkit-gen") == "generated letters"
     assert results._protocol("ranking", "qwen-vl-letters") == "ranking"  # letters ranked by likelihood
     assert results._protocol("ranking", "my-own-recipe") == "ranking"
-    assert results._protocol("generation", None) == "generation"
+    assert results._protocol("generation", None) == "generation (official)"
+    assert results._protocol("generation", None, "cot") == "generation (cot)"
