@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 from mmbench_lib.models.policy import policy_from
 from mmbench_lib import __version__
-from mmbench_lib.analysis.results import failure_problem, format_table, read_results
+from mmbench_lib.analysis.results import failure_problem, format_report, format_table, read_results
 from mmbench_lib.core.manifest import git_commit, repo_root
 from mmbench_lib.demo import ensure_demo
 from mmbench_lib.models import MODEL_REGISTRY, placement
@@ -82,7 +82,11 @@ def _fraction(text: str) -> float:
 def _print_results(folder) -> None:
     """The run folder's results table (``results.json``, else collected now) and where it is."""
     print()
-    print(format_table(read_results(folder)))
+    results = read_results(folder)
+    print(format_table(results))
+    if results.get("report") and results.get("runs"):  # a report notebook: its own headline after its sub-runs
+        print()
+        print(format_report(results))
     print(f"\nrun folder: {folder}")
 
 

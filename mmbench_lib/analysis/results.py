@@ -155,9 +155,18 @@ def collect(folder) -> dict:
             "runs": [run_result(load_run(p), folder) for p in sub_runs(folder)]}
 
 
-def write_results(folder) -> dict:
-    """Collect the run folder's results and write them to ``<folder>/results.json``; returns them."""
+def write_results(folder, report: dict | None = None) -> dict:
+    """Collect the run folder's results and write them to ``<folder>/results.json``; returns them.
+    ``report``: a report notebook's headline (``reports.subruns.headline``: name, columns, rows), kept
+    under ``report`` (and carried over when the results are collected again)."""
     results = collect(folder)
+    if report is None:
+        try:
+            report = json.loads((Path(folder) / RESULTS).read_text(encoding="utf-8")).get("report")
+        except (OSError, ValueError, AttributeError):
+            report = None
+    if report is not None:
+        results["report"] = report
     write_json_atomic(Path(folder) / RESULTS, results)
     return results
 
@@ -192,6 +201,8 @@ def format_table(results: dict) -> str:
     """The results as a Markdown table (accuracy and interval in %), as lm-eval prints its results."""
     rows = table_rows(results)
     if not rows:
+        if results.get("report"):  # a report whose sub-runs all live elsewhere (reused): its headline says it all
+            return format_report(results)
         return f"no finished sub-run (no {METRICS}) in {results['run_folder']}"
     cells = [list(COLUMNS)] + rows
     widths = [max(3, *(len(row[i]) for row in cells)) for i in range(len(COLUMNS))]
@@ -202,3 +213,33 @@ def format_table(results: dict) -> str:
 
     rule = "|" + "|".join("-" * (w - 1) + (":" if h in right else "-") for w, h in zip(widths, COLUMNS)) + "|"
     return "\n".join([line(cells[0]), rule, *map(line, rows)])
+
+
+def _report_cell(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.1f}"
+    return str(v)
+
+
+def format_report(results: dict) -> str:
+    """A report notebook's headline (``results["report"]``) as a Markdown table under its name; empty
+    when the results have none."""
+    report = results.get("report")
+    if not report:
+        return ""
+    cells = [[str(c) for c in report["columns"]]] + [[_report_cell(v) for v in row] for row in report["rows"]]
+    widths = [max(3, *(len(row[i]) for row in cells)) for i in range(len(cells[0]))]
+    rows = report["rows"]
+    right = [bool(rows) and all(row[i] is None or (isinstance(row[i], (int, float)) and not isinstance(row[i], bool))
+                                for row in rows) for i in range(len(widths))]
+
+    def line(row):
+        return "|" + "|".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right)) + "|"
+
+    rule = "|" + "|".join("-" * (w - 1) + (":" if r else "-") for w, r in zip(widths, right)) + "|"
+    out = [f"{report['name']}:", line(cells[0]), rule, *map(line, cells[1:])]
+    if report.get("notes"):
+        out.append(report["notes"])
+    return "\n".join(out)

@@ -18,11 +18,18 @@ Which one (:func:`progress_mode`):
    ``SessionManager.get_kernel_env``); papermill, nbclient and nbval start kernels without it, and no
    frontend ever draws their widgets (they would stay at 0% in the executed notebook).
 3. Everything else: text.
+
+:func:`context` names what a loop is part of (a report's sub-run: ``rotation 2 of 4 (rot-1)``, ``blind model
+smollm2``, ``protocol letters``); every line (and bar) started inside it carries that name before its own label,
+and a text line is repeated every ``HEARTBEAT`` seconds while one model call holds up the count (a batched call
+of a hundred generations), so a report is never silent for long.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
 import time
 
 MODES = ("text", "widget", "off")
@@ -52,6 +59,28 @@ def _live_notebook_kernel() -> bool:
     return True
 
 
+_CONTEXT: list[str] = []
+HEARTBEAT = 5.0  # seconds: inside a context, the longest silence of a text progress line
+
+
+@contextlib.contextmanager
+def context(text: str):
+    """Inside ``with context("rotation 2 of 4 (rot-1)"):`` every progress label starts with ``[rotation 2 of 4 (rot-1)]``
+    (nested contexts joined by ``, ``); a line ``[text] started`` is printed on entry in text mode."""
+    _CONTEXT.append(str(text))
+    try:
+        if progress_mode() == "text":
+            print(f"[{', '.join(_CONTEXT)}] started", flush=True)
+        yield
+    finally:
+        _CONTEXT.pop()
+
+
+def with_context(label: str) -> str:
+    """``label`` prefixed by the current :func:`context` names, if any."""
+    return f"[{', '.join(_CONTEXT)}] {label}" if _CONTEXT else label
+
+
 def clock(seconds: float) -> str:
     """``m:ss`` (``h:mm:ss`` from an hour on)."""
     s = int(round(seconds))
@@ -72,7 +101,7 @@ class Progress:
 
     def __init__(self, total: int, label: str, initial: int = 0, failed: int = 0, mode: str | None = None,
                  every: float = 10.0, out=None):
-        self.total, self.label, self.initial, self.done, self.failed = total, label, initial, initial, failed
+        self.total, self.label, self.initial, self.done, self.failed = total, with_context(label), initial, initial, failed
         self.mode = mode or progress_mode()
         self.every, self.out = every, out
         self.start = self.last_time = time.monotonic()
@@ -81,10 +110,19 @@ class Progress:
         if self.mode == "widget":
             from tqdm.notebook import tqdm
 
-            self.bar = tqdm(total=total, initial=initial, desc=label, unit="item")
+            self.bar = tqdm(total=total, initial=initial, desc=self.label, unit="item")
             self.bar.set_postfix(failed=failed)
         elif self.mode == "text":
             self._print(self.line() + (f" (resuming: {initial} done before)" if initial else ""))
+            if _CONTEXT and total > initial:
+                self._stop = threading.Event()
+                threading.Thread(target=self._beat, daemon=True).start()
+
+    def _beat(self) -> None:
+        """Inside a :func:`context`: the line again (``working``) when none was printed for ``HEARTBEAT`` seconds."""
+        while not self._stop.wait(HEARTBEAT / 2):
+            if self.mode == "text" and time.monotonic() - self.last_time >= HEARTBEAT:
+                self._print(self.line() + ", working")
 
     def line(self, final: bool = False) -> str:
         """The text line for the current state."""
@@ -121,6 +159,8 @@ class Progress:
             self.bar.close()
             self.bar = None
         elif self.mode == "text":
+            if getattr(self, "_stop", None) is not None:
+                self._stop.set()
             self._print(self.line(final=True))
             self.mode = "off"
 
