@@ -21,8 +21,9 @@ Which one (:func:`progress_mode`):
 
 :func:`context` names what a loop is part of (a report's sub-run: ``rotation 2 of 4 (rot-1)``, ``blind model
 smollm2``, ``protocol letters``); every line (and bar) started inside it carries that name before its own label,
-and a text line is repeated every ``HEARTBEAT`` seconds while one model call holds up the count (a batched call
-of a hundred generations), so a report is never silent for long.
+and inside it a text line is printed whenever none was for ``HEARTBEAT`` seconds (a model loading, one batched
+call of a hundred generations holding up the count): the current loop's line marked ``working``, or the step's
+name with the time since it started; so a report is never silent for long.
 """
 from __future__ import annotations
 
@@ -60,20 +61,44 @@ def _live_notebook_kernel() -> bool:
 
 
 _CONTEXT: list[str] = []
-HEARTBEAT = 5.0  # seconds: inside a context, the longest silence of a text progress line
+HEARTBEAT = 5.0  # seconds: inside a context, the longest silence of text progress
+_STATE = {"last": 0.0, "active": None}  # when a progress line was last printed; the loop printing them
 
 
 @contextlib.contextmanager
 def context(text: str):
     """Inside ``with context("rotation 2 of 4 (rot-1)"):`` every progress label starts with ``[rotation 2 of 4 (rot-1)]``
-    (nested contexts joined by ``, ``); a line ``[text] started`` is printed on entry in text mode."""
+    (nested contexts joined by ``, ``); in text mode a line ``[text] started`` on entry and the heartbeat of the
+    module doc while it lasts."""
     _CONTEXT.append(str(text))
+    stop = None
     try:
         if progress_mode() == "text":
-            print(f"[{', '.join(_CONTEXT)}] started", flush=True)
+            _say(f"[{', '.join(_CONTEXT)}] started")
+            if len(_CONTEXT) == 1:
+                stop = threading.Event()
+                threading.Thread(target=_beat, args=(stop, time.monotonic()), daemon=True).start()
         yield
     finally:
+        if stop is not None:
+            stop.set()
         _CONTEXT.pop()
+
+
+def _say(text: str, out=None) -> None:
+    _STATE["last"] = time.monotonic()
+    print(text, file=out or sys.stdout, flush=True)
+
+
+def _beat(stop: threading.Event, start: float) -> None:
+    while not stop.wait(HEARTBEAT / 5):
+        if time.monotonic() - _STATE["last"] < HEARTBEAT or not _CONTEXT:
+            continue
+        bar = _STATE["active"]
+        if bar is not None and bar.mode == "text":
+            bar._print(bar.line() + ", working")
+        else:
+            _say(f"[{', '.join(_CONTEXT)}] working, {clock(time.monotonic() - start)} since it started")
 
 
 def with_context(label: str) -> str:
@@ -114,15 +139,7 @@ class Progress:
             self.bar.set_postfix(failed=failed)
         elif self.mode == "text":
             self._print(self.line() + (f" (resuming: {initial} done before)" if initial else ""))
-            if _CONTEXT and total > initial:
-                self._stop = threading.Event()
-                threading.Thread(target=self._beat, daemon=True).start()
-
-    def _beat(self) -> None:
-        """Inside a :func:`context`: the line again (``working``) when none was printed for ``HEARTBEAT`` seconds."""
-        while not self._stop.wait(HEARTBEAT / 2):
-            if self.mode == "text" and time.monotonic() - self.last_time >= HEARTBEAT:
-                self._print(self.line() + ", working")
+            _STATE["active"] = self
 
     def line(self, final: bool = False) -> str:
         """The text line for the current state."""
@@ -159,15 +176,15 @@ class Progress:
             self.bar.close()
             self.bar = None
         elif self.mode == "text":
-            if getattr(self, "_stop", None) is not None:
-                self._stop.set()
+            if _STATE["active"] is self:
+                _STATE["active"] = None
             self._print(self.line(final=True))
             self.mode = "off"
 
     def _print(self, text: str) -> None:
         self.last_time = time.monotonic()
         self.last_tenth = int(10 * self.done / self.total) if self.total else 10
-        print(text, file=self.out or sys.stdout, flush=True)
+        _say(text, self.out)
 
     def __enter__(self):
         return self

@@ -75,13 +75,13 @@ def blind_runs(config: RunConfig, models, out_dir, adapters: dict | None = None)
         cfg = replace(config, out_dir=folder, model=spec, baseline="none",
                       parameters={**config.parameters, "blind_model": spec})
         adapter = None
-        if cfg.protocol == "ranking" or cfg.baseline == "none":
-            adapter = (adapters or {}).get(spec) or load_adapter(spec, **cfg.adapter_options())
-            if getattr(adapter, "sees_images", True):
-                raise ValueError(f"blind model {spec!r} sees images; the blind audit needs text-only models "
-                                 f"(smollm2, causal:<id>, random), which answer from the text alone")
         shard = f", shard {cfg.shard_index} of {cfg.num_shards}" if cfg.num_shards > 1 else ""
         with subruns.step(f"blind model {k} of {len(models)}: {spec} without the images{shard}"):
+            if cfg.protocol == "ranking" or cfg.baseline == "none":
+                adapter = (adapters or {}).get(spec) or load_adapter(spec, **cfg.adapter_options())
+                if getattr(adapter, "sees_images", True):
+                    raise ValueError(f"blind model {spec!r} sees images; the blind audit needs text-only models "
+                                     f"(smollm2, causal:<id>, random), which answer from the text alone")
             evaluate(cfg, adapter)
         out[label] = folder
     return out

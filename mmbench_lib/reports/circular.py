@@ -125,7 +125,8 @@ def order_runs(config: RunConfig, out_dir, permutations: int = 0, adapter=None) 
     keys = order_keys(base, permutations)
     todo = [key for key, _ in keys if not subruns.merged(Path(out_dir) / key)]
     if todo and adapter is None and (base.protocol == "ranking" or base.baseline in ("none", "ocr")):
-        adapter = load_adapter(base.model, **base.adapter_options())
+        with subruns.step(f"loading {base.model} (once, for every order)"):
+            adapter = load_adapter(base.model, **base.adapter_options())
     what = "rotation" if not permutations else "order"
     shard = f", shard {base.shard_index} of {base.num_shards}" if base.num_shards > 1 else ""
     out = {}
