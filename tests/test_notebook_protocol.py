@@ -11,13 +11,20 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 
-def test_protocol_sensitivity_notebook_on_the_demo_sets(demo_dir, outputs):
+def test_protocol_sensitivity_notebook_on_the_demo_sets(demo_dir, outputs, capsys):
     args = ["run", str(ROOT / "notebooks/50_protocol_sensitivity.ipynb"),
             "-f", str(ROOT / "params/50_protocol_sensitivity/seed1_cmmmu_demo_smollm2.yaml"),
             "-p", "data_dir", str(demo_dir), "-p", "limit", "6", "-p", "generation_limit", "8", "-p", "seeds", "300",
             "--run-id", "proto"]
     assert main(args) == 0
     out = outputs / "proto"
+    printed = capsys.readouterr().out
+    headline = json.loads((out / "results.json").read_text())["report"]  # every protocol, in the run's own folder
+    protocols = [(row[0], row[1]) for row in headline["rows"]]
+    assert protocols[:5] == [("seed", p) for p in ("content, sum", "content, mean", "letters ranked",
+                                                   "generated, lmms-eval", "generated, VLMEvalKit")]
+    assert len(protocols) > 5 and {b for b, _ in protocols[5:]} == {"cmmmu"}
+    assert headline["name"] in printed and "generated, VLMEvalKit" in printed and "no finished sub-run" not in printed
     for name in ("seed_accuracy", "seed_agreement", "seed_agreement_correct", "seed_tests", "seed_deltas", "seed_flips",
                  "cmmmu_accuracy", "cmmmu_fallback_seeds", "cmmmu_flips"):
         assert (out / "tables" / f"{name}.csv").is_file(), name

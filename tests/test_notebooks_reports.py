@@ -43,9 +43,16 @@ def test_blind_ids_of_notebook_51_drive_the_vision_required_score_of_notebook_10
     assert vision["blind_solvable_in_run"] == len(ids["ids"]) and vision["schema_version"] == 2
 
 
-def test_circular_eval_notebook_on_mmmu_defaults(demo_dir, outputs):
-    assert _run("52_circular_eval.ipynb", None, "circ", ("data_dir", str(demo_dir))) == 0
+def test_circular_eval_notebook_on_mmmu_defaults(demo_dir, outputs, capsys):
+    assert _run("52_circular_eval.ipynb", None, "circ", ("data_dir", str(demo_dir)), ("limit", "8")) == 0
     report = outputs / "circ"
+    printed = capsys.readouterr().out
+    assert "the first 8 (limit 8: a subsample; limit 0 runs all) of 20 lettered" in printed  # said, not silent
+    assert "[rotation 3 of 4 (rot-2)] mmmu smollm2:" in printed  # progress lines name the rotation
+    headline = json.loads((report / "results.json").read_text())["report"]
+    assert headline["columns"][:7] == ["dimension", "items", "incomplete", "plain %", "plain 95%", "circular %",
+                                       "circular 95%"] and "mean over orders %" in headline["columns"]
+    assert headline["rows"][-1][:2] == ["All", 8] and "circular 95%" in printed and "no finished sub-run" not in printed
     body = json.loads((report / "circular.json").read_text())
     assert body["benchmark"] == "mmmu" and body["orders"] == ["rot-0", "rot-1", "rot-2", "rot-3"]
     assert body["overall"]["plain"]["n"] == 8 and body["overall"]["circular"]["correct"] <= body["overall"]["plain"]["correct"]
@@ -62,3 +69,11 @@ def test_circular_eval_notebook_with_seeded_permutations_through_a_vlm(demo_dir,
     assert body["overall"]["plain"]["n"] == 6 and body["model"] == "tiny-llava"
     manifest = json.loads((outputs / "perm" / "perm-2" / "manifest.json").read_text())
     assert manifest["options"]["permutation_seed"] == 2 and manifest["model"]["adapter"] == "ImageTextToText"
+
+
+def test_an_order_check_of_a_content_recipe_is_refused_before_the_run(demo_dir, outputs, capsys):
+    assert _run("52_circular_eval.ipynb", None, "content", ("data_dir", str(demo_dir)), ("benchmark", "seed"),
+                ("recipe", "seed1-ppl")) == 2
+    err = capsys.readouterr().err
+    assert "parameter recipe='seed1-ppl'" in err and "the option order cannot change its answer" in err
+    assert not (outputs / "content").exists()

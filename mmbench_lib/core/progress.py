@@ -22,11 +22,19 @@ Which one (:func:`progress_mode`):
 Third-party bars follow the same mode (:func:`library_bars`, called where a local model is loaded):
 transformers' ``Loading weights`` bar is a plain text bar on stdout outside a live notebook (a papermill
 kernel would keep tqdm's widget frozen at 0% in the saved notebook), none with ``off``.
+
+:func:`context` names what a loop is part of (a report's sub-run: ``rotation 2 of 4 (rot-1)``, ``blind model
+smollm2``, ``protocol letters``); every line (and bar) started inside it carries that name before its own label,
+and inside it a text line is printed whenever none was for ``HEARTBEAT`` seconds (a model loading, one batched
+call of a hundred generations holding up the count): the current loop's line marked ``working``, or the step's
+name with the time since it started; so a report is never silent for long.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
 import time
 
 MODES = ("text", "widget", "off")
@@ -80,6 +88,52 @@ def _text_bar(factory, args, kwargs):
     return std.tqdm(*args, **{"file": sys.stdout, "mininterval": 10.0, "ascii": True, **kwargs})
 
 
+_CONTEXT: list[str] = []
+HEARTBEAT = 5.0  # seconds: inside a context, the longest silence of text progress
+_STATE = {"last": 0.0, "active": None}  # when a progress line was last printed; the loop printing them
+
+
+@contextlib.contextmanager
+def context(text: str):
+    """Inside ``with context("rotation 2 of 4 (rot-1)"):`` every progress label starts with ``[rotation 2 of 4 (rot-1)]``
+    (nested contexts joined by ``, ``); in text mode a line ``[text] started`` on entry and the heartbeat of the
+    module doc while it lasts."""
+    _CONTEXT.append(str(text))
+    stop = None
+    try:
+        if progress_mode() == "text":
+            _say(f"[{', '.join(_CONTEXT)}] started")
+            if len(_CONTEXT) == 1:
+                stop = threading.Event()
+                threading.Thread(target=_beat, args=(stop, time.monotonic()), daemon=True).start()
+        yield
+    finally:
+        if stop is not None:
+            stop.set()
+        _CONTEXT.pop()
+
+
+def _say(text: str, out=None) -> None:
+    _STATE["last"] = time.monotonic()
+    print(text, file=out or sys.stdout, flush=True)
+
+
+def _beat(stop: threading.Event, start: float) -> None:
+    while not stop.wait(HEARTBEAT / 5):
+        if time.monotonic() - _STATE["last"] < HEARTBEAT or not _CONTEXT:
+            continue
+        bar = _STATE["active"]
+        if bar is not None and bar.mode == "text":
+            bar._print(bar.line() + ", working")
+        else:
+            _say(f"[{', '.join(_CONTEXT)}] working, {clock(time.monotonic() - start)} since it started")
+
+
+def with_context(label: str) -> str:
+    """``label`` prefixed by the current :func:`context` names, if any."""
+    return f"[{', '.join(_CONTEXT)}] {label}" if _CONTEXT else label
+
+
 def clock(seconds: float) -> str:
     """``m:ss`` (``h:mm:ss`` from an hour on)."""
     s = int(round(seconds))
@@ -100,7 +154,7 @@ class Progress:
 
     def __init__(self, total: int, label: str, initial: int = 0, failed: int = 0, mode: str | None = None,
                  every: float = 10.0, out=None):
-        self.total, self.label, self.initial, self.done, self.failed = total, label, initial, initial, failed
+        self.total, self.label, self.initial, self.done, self.failed = total, with_context(label), initial, initial, failed
         self.mode = mode or progress_mode()
         self.every, self.out = every, out
         self.start = self.last_time = time.monotonic()
@@ -109,10 +163,11 @@ class Progress:
         if self.mode == "widget":
             from tqdm.notebook import tqdm
 
-            self.bar = tqdm(total=total, initial=initial, desc=label, unit="item")
+            self.bar = tqdm(total=total, initial=initial, desc=self.label, unit="item")
             self.bar.set_postfix(failed=failed)
         elif self.mode == "text":
             self._print(self.line() + (f" (resuming: {initial} done before)" if initial else ""))
+            _STATE["active"] = self
 
     def line(self, final: bool = False) -> str:
         """The text line for the current state."""
@@ -149,13 +204,15 @@ class Progress:
             self.bar.close()
             self.bar = None
         elif self.mode == "text":
+            if _STATE["active"] is self:
+                _STATE["active"] = None
             self._print(self.line(final=True))
             self.mode = "off"
 
     def _print(self, text: str) -> None:
         self.last_time = time.monotonic()
         self.last_tenth = int(10 * self.done / self.total) if self.total else 10
-        print(text, file=self.out or sys.stdout, flush=True)
+        _say(text, self.out)
 
     def __enter__(self):
         return self

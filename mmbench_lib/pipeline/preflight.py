@@ -240,6 +240,17 @@ def check_can_rank(spec, benchmark, recipe) -> None:
         raise BadValue("model", why)
 
 
+def check_order_matters(benchmark, recipe, permutations) -> None:
+    """An option-order run (notebook 52's ``permutations``) of a content-ranking recipe is refused: it ranks
+    each choice's text with no letter shown (docs/protocols.md §1.4), so no order can change its answer."""
+    if permutations is None or not is_task(benchmark) or get_task(benchmark).protocol != "ranking":
+        return
+    if isinstance(recipe, str) and recipe in RECIPES and RECIPES[recipe].continuation == "content":
+        raise BadValue("recipe", "ranks each choice's content with no letters (docs/protocols.md §1.4): the option order "
+                                 "cannot change its answer, so every rotation would repeat the plain run; use a letter "
+                                 "recipe (qwen-vl-letters) or a generated-letter one (lmms-eval-gen, vlmevalkit-gen)")
+
+
 def _uses_model(values: dict) -> bool:
     return values.get("baseline", "none") not in ("random", "frequent")
 
@@ -260,6 +271,7 @@ def check_values(values: dict, protocol: str | None = None) -> None:
         why = is_task(benchmark) and values.get("baseline") in BASELINES and refusal(benchmark, values["baseline"])
         if why:
             raise BadValue("baseline", why)
+        check_order_matters(benchmark, values.get("recipe"), values.get("permutations"))
         if "split" in values:
             check_split(benchmark, values["split"])
         if "subjects" in values:

@@ -47,6 +47,7 @@ from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.pipeline.generation import label_for
 from mmbench_lib.pipeline.runs import evaluate
+from mmbench_lib.reports import subruns
 from mmbench_lib.tasks.base import canonical_name, get_task
 
 AUDIT_FILE = "blind_audit.json"
@@ -61,20 +62,27 @@ def folder_label(spec: str) -> str:
 def blind_runs(config: RunConfig, models, out_dir, adapters: dict | None = None) -> dict[str, Path]:
     """Evaluate ``config``'s items with each text-only model of ``models`` (specs), each as its own
     resumable run ``out_dir/blind__<label>``; returns ``{label: folder}``. A model that sees images is
-    a ValueError (the audit withholds the images). ``adapters``: already loaded models by spec."""
+    a ValueError (the audit withholds the images). ``adapters``: already loaded models by spec.
+    ``config.num_shards > 1``: each run holds only that shard's items; a run already merged from this
+    report's shards (``reports.subruns``) is read, not run again."""
     out = {}
-    for spec in models:
+    for k, spec in enumerate(models, 1):
         label = folder_label(spec)
         folder = Path(out_dir) / f"blind__{label}"
+        if subruns.merged(folder):
+            out[label] = folder
+            continue
         cfg = replace(config, out_dir=folder, model=spec, baseline="none",
                       parameters={**config.parameters, "blind_model": spec})
         adapter = None
-        if cfg.protocol == "ranking" or cfg.baseline == "none":
-            adapter = (adapters or {}).get(spec) or load_adapter(spec, **cfg.adapter_options())
-            if getattr(adapter, "sees_images", True):
-                raise ValueError(f"blind model {spec!r} sees images; the blind audit needs text-only models "
-                                 f"(smollm2, causal:<id>, random), which answer from the text alone")
-        evaluate(cfg, adapter)
+        shard = f", shard {cfg.shard_index} of {cfg.num_shards}" if cfg.num_shards > 1 else ""
+        with subruns.step(f"blind model {k} of {len(models)}: {spec} without the images{shard}"):
+            if cfg.protocol == "ranking" or cfg.baseline == "none":
+                adapter = (adapters or {}).get(spec) or load_adapter(spec, **cfg.adapter_options())
+                if getattr(adapter, "sees_images", True):
+                    raise ValueError(f"blind model {spec!r} sees images; the blind audit needs text-only models "
+                                     f"(smollm2, causal:<id>, random), which answer from the text alone")
+            evaluate(cfg, adapter)
         out[label] = folder
     return out
 
@@ -199,6 +207,26 @@ def table(a: BlindAudit) -> pd.DataFrame:
     for c in ("p (> chance)", "p Holm"):  # three significant digits, not the tables' one decimal
         t[c] = t[c].map(lambda v: "" if v is None or pd.isna(v) else f"{v:.3g}")
     return t
+
+
+def headline_table(a: BlindAudit) -> pd.DataFrame:
+    """Per dimension (subject) and overall: items, each blind model's correct count and accuracy (%), the items
+    every blind model solved, and how many luck alone would give (the expected count if every model guessed)."""
+    s = a.solvable.set_index("dimension")
+    rows = []
+    for dim in s.index:
+        row = {"dimension": str(dim).replace("_", " ")}
+        for label, g in a.per_model.groupby("label", sort=False):
+            r = g[g["dimension"] == dim].iloc[0]
+            row[f"{label} n"] = int(r["n"])
+            row[f"{label} correct"] = int(r["correct"])
+            row[f"{label} %"] = None if r["accuracy"] is None or pd.isna(r["accuracy"]) else round(100 * r["accuracy"], 1)
+            row[f"{label} chance %"] = None if r["chance"] is None or pd.isna(r["chance"]) else round(100 * r["chance"], 1)
+        x = s.loc[dim]
+        row["solved by all"] = int(x["blind_solvable"])
+        row["expected by luck"] = None if pd.isna(x["expected_share"]) else round(float(x["expected_share"]) * int(x["n"]), 1)
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def _dimension_labels(df: pd.DataFrame) -> list[str]:

@@ -52,6 +52,8 @@ from mmbench_lib.core.uncertainty import SCORED
 from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline import runs
 from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.preflight import BadValue, check_order_matters
+from mmbench_lib.reports import subruns
 from mmbench_lib.tasks.options import movable, to_original
 from mmbench_lib.tasks.base import get_task, is_task, load_items
 
@@ -79,20 +81,62 @@ def order_keys(config: RunConfig, permutations: int = 0) -> list[tuple[str, dict
     return [(f"rot-{k}", {"rotation": k}) for k in range(max_options(config))]
 
 
+def scope(config: RunConfig, permutations: int = 0) -> str:
+    """One line: the lettered items the report asks (of all selected; a ``limit`` is a subsample, said so) and
+    the orders each is asked under."""
+    base = replace(config, lettered_only=True, rotation=0, permutation_seed=None, limit=0)
+    task = get_task(base.benchmark)
+    selected = load_items(base.benchmark, task.run_args(base))
+    lettered = base.select(selected)
+    used = min(config.limit, len(lettered)) if config.limit else len(lettered)
+    sub = f"the first {used} (limit {config.limit}: a subsample; limit 0 runs all) of " if used < len(lettered) else ""
+    orders = (f"{permutations} orders (the original and {permutations - 1} seeded permutations)" if permutations
+              else f"every cyclic rotation of its options (up to {max_options(config)})")
+    return f"{config.benchmark}: {sub}{len(lettered)} lettered multiple-choice items (of {len(selected)} selected), each under {orders}"
+
+
+def bias_line(r: "CircularReport") -> str:
+    """The position-bias test in words."""
+    b = r.position_bias
+    if b.get("p_value") is None:
+        return f"position bias: not testable ({b.get('rows', 0)} answered rows over letters {b.get('letters')})"
+    return (f"position bias: predicted vs gold shown letters {'/'.join(b['letters'])}, chi-square {b['chi2']:.2f}, "
+            f"p = {b['p_value']:.3g} over {b['rows']} answered rows (descriptive: an item's orders are not independent)")
+
+
+def order_free(config: RunConfig) -> str | None:
+    """Why an option-order check of ``config`` cannot find anything, or ``None``: a content-ranking recipe
+    ranks each choice's text with no letter shown (SEED-Bench §3.4), so every order gives the same answer up
+    to ties and each rotation would only repeat the plain run (``preflight.check_order_matters``, the check
+    ``mmbench run`` makes before the run)."""
+    try:
+        check_order_matters(config.benchmark, config.recipe, 0)
+    except BadValue as e:
+        return f"recipe {config.recipe!r} {e}"
+    return None
+
+
 def order_runs(config: RunConfig, out_dir, permutations: int = 0, adapter=None) -> dict[str, Path]:
     """Evaluate ``config``'s lettered items under each order (module doc) as runs ``out_dir/<key>``,
-    the model loaded once; rerunning resumes each. Returns ``{key: folder}``."""
-    if config.num_shards > 1:
-        raise ValueError("CircularEval runs are not sharded: run the report once per shard-free config")
+    the model loaded once; rerunning resumes each. Returns ``{key: folder}``. ``config.num_shards > 1``:
+    each order's run holds only that shard's items (the same items in every order); an order's run already
+    merged from this report's shards (``reports.subruns``) is read, not run again."""
     base = replace(config, lettered_only=True, rotation=0, permutation_seed=None)
     keys = order_keys(base, permutations)
-    if adapter is None and (base.protocol == "ranking" or base.baseline in ("none", "ocr")):
-        adapter = load_adapter(base.model, **base.adapter_options())
+    todo = [key for key, _ in keys if not subruns.merged(Path(out_dir) / key)]
+    if todo and adapter is None and (base.protocol == "ranking" or base.baseline in ("none", "ocr")):
+        with subruns.step(f"loading {base.model} (once, for every order)"):
+            adapter = load_adapter(base.model, **base.adapter_options())
+    what = "rotation" if not permutations else "order"
+    shard = f", shard {base.shard_index} of {base.num_shards}" if base.num_shards > 1 else ""
     out = {}
-    for key, fields in keys:
-        cfg = replace(base, out_dir=Path(out_dir) / key, parameters={**base.parameters, "option_order": key}, **fields)
-        runs.evaluate(cfg, adapter)
+    for k, (key, fields) in enumerate(keys, 1):
         out[key] = Path(out_dir) / key
+        if key not in todo:
+            continue
+        cfg = replace(base, out_dir=Path(out_dir) / key, parameters={**base.parameters, "option_order": key}, **fields)
+        with subruns.step(f"{what} {k} of {len(keys)} ({key}){shard}"):
+            runs.evaluate(cfg, adapter)
     return out
 
 
@@ -253,6 +297,26 @@ def summary_table(r: CircularReport) -> pd.DataFrame:
 
 def _pct(v):
     return None if v is None or (isinstance(v, float) and np.isnan(v)) else 100 * v
+
+
+def headline_table(r: CircularReport) -> pd.DataFrame:
+    """Per dimension (subject) and overall, in percent (one decimal): items, plain accuracy (original order),
+    circular accuracy (right under every order), mean accuracy over the orders, each accuracy with its 95%
+    interval, and the chance of passing every order by guessing."""
+    t = summary_table(r)
+
+    def one(v):
+        return None if v is None or pd.isna(v) else round(float(v), 1)
+
+    return pd.DataFrame({
+        "dimension": t["dimension"].map(lambda d: str(d).replace("_", " ")), "items": t["items"],
+        "incomplete": t["incomplete"], "plain %": t["plain %"].map(one), "plain 95%": _interval(t, "plain"),
+        "circular %": t["circular %"].map(one), "circular 95%": _interval(t, "circular"),
+        "mean over orders %": t["mean over orders %"].map(one), "chance circular %": t["chance circular %"].map(one)})
+
+
+def _interval(t: pd.DataFrame, kind: str) -> list:
+    return [None if lo is None or pd.isna(lo) else f"{lo:.1f}-{hi:.1f}" for lo, hi in zip(t[f"{kind} low"], t[f"{kind} high"])]
 
 
 def write(r: CircularReport, out_dir) -> Path:

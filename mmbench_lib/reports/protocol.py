@@ -48,6 +48,7 @@ from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline import rescoring
 from mmbench_lib.pipeline import runs as runs_mod
 from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.reports import subruns
 from mmbench_lib.scoring import pick
 from mmbench_lib.tasks._common import file_sha256
 from mmbench_lib.tasks.base import all_tasks, get_task, load_items, path_parameters
@@ -165,9 +166,13 @@ class _SharedModel:
 
 
 def ensure_run(config: RunConfig, ids: list[str], model: _SharedModel | None = None, reuse: bool = True) -> dict:
-    """``{"folder", "reused"}``: a matching finished run in ``outputs/`` when ``reuse`` (``reused`` is False
+    """``{"folder", "reused"}``: ``config.out_dir`` itself when it holds the merge of this report's shards
+    (``reports.subruns``), else a matching finished run in ``outputs/`` when ``reuse`` (``reused`` is False
     when it is ``config.out_dir`` itself, finished by an earlier call), else ``config`` evaluated
-    (``runs.evaluate``: resumes ``config.out_dir`` if it holds part of the run)."""
+    (``runs.evaluate``: resumes ``config.out_dir`` if it holds part of the run; a shard's share only when
+    ``config.num_shards > 1``)."""
+    if subruns.merged(config.out_dir) and _covers(Path(config.out_dir), ids):
+        return {"folder": Path(config.out_dir), "reused": False}
     find = find_generation_run if config.protocol == "generation" else find_ranking_run
     folder = find(config, ids) if reuse else None
     if folder is not None:
@@ -488,30 +493,47 @@ def _sources(protocols: list[Protocol], made: dict, how) -> pd.DataFrame:
                           "reused": made[p.recipe if p.recipe else "run"]["reused"]} for p in protocols])
 
 
+def _scope(benchmark: str, total: int, limit: int | None) -> str:
+    """One line: how many of the selected items the report uses (a ``limit`` is a subsample, said so)."""
+    if limit and limit < total:
+        return f"{benchmark}: the first {limit} of {total} items (limit {limit}: a subsample; limit 0 runs all)"
+    return f"{benchmark}: all {total} items"
+
+
 def seed_report(benchmark: str, data: dict, out_dir, model: str = "smollm2",
                 protocols=DEFAULT_SEED_PROTOCOLS, limit: int | None = None, max_new_tokens: int = 16,
                 reuse: bool = True, scorer: str = "shared-prefix", batch_size: int = 8, device: str = "auto",
-                progress: bool = False, settings: dict | None = None) -> ProtocolReport:
+                progress: bool = True, settings: dict | None = None,
+                shard: tuple[int, int] = (0, 1)) -> ProtocolReport | None:
     """SEED v1 / SEED-2 under several protocols (``SEED_PROTOCOLS`` keys). One run per recipe, in
     ``out_dir/<benchmark>__<recipe>`` (resumable) unless a matching finished run is found in
-    ``outputs/`` (``reuse``). ``settings``: model settings (``runs.model_settings``)."""
+    ``outputs/`` (``reuse``). ``settings``: model settings (``runs.model_settings``). ``shard=(k, n)``, n > 1:
+    only shard k's items of each run are made and ``None`` is returned (the report is made on the merged runs,
+    ``reports.subruns``)."""
     settings = {"device": device, **(settings or {})}
     if get_task(benchmark).protocol != "ranking":
         raise ValueError(f"seed_report is for the ranking benchmarks {', '.join(t.name for t in all_tasks('ranking'))}, "
                          f"not {benchmark!r}")
     chosen = [SEED_PROTOCOLS[k] for k in protocols]
     items = load_items(benchmark, data)
+    print(_scope(benchmark, len(items), limit), flush=True)
     items = items[:limit] if limit else items
     ids = [it.id for it in items]
     text_ids = {it.id for it in items if it.output == "text"}  # image-output items have no letter to compare
     shared = _SharedModel({**settings, "scorer": scorer})
     made = {}
-    for recipe in dict.fromkeys(p.recipe for p in chosen):
+    recipes = list(dict.fromkeys(p.recipe for p in chosen))
+    for k, recipe in enumerate(recipes, 1):
         config = RunConfig(benchmark, Path(out_dir) / f"{benchmark}__{recipe}", data=data, model=model, recipe=recipe,
                            scorer=scorer, limit=limit, max_new_tokens=max_new_tokens, batch_size=batch_size,
-                           progress=progress, **settings,
+                           progress=progress, shard_index=shard[0], num_shards=shard[1], **settings,
                            parameters={"report": "protocol sensitivity", "recipe": recipe, "limit": limit})
-        made[recipe] = ensure_run(config, ids, shared, reuse)
+        names = ", ".join(p.key for p in chosen if p.recipe == recipe)
+        with subruns.step(f"{benchmark} run {k} of {len(recipes)}: recipe {recipe} (protocols {names}), {len(ids)} items"
+                          + (f", shard {shard[0]} of {shard[1]}" if shard[1] > 1 else "")):
+            made[recipe] = ensure_run(config, ids, shared, reuse)
+    if shard[1] > 1:
+        return None
     folders = {r: m["folder"] for r, m in made.items()}
     long = ranking_long(chosen, folders)
     long = long[long["id"].isin(text_ids)].reset_index(drop=True)
@@ -521,30 +543,58 @@ def seed_report(benchmark: str, data: dict, out_dir, model: str = "smollm2",
 def parser_report(benchmark: str, source, out_dir, model: str = "smollm2", split: str | None = None,
                   subjects=None, variants=None, limit: int | None = None, max_new_tokens: int = 16,
                   seeds: int = 2000, reuse: bool = True, batch_size: int = 8, device: str = "auto",
-                  progress: bool = False, settings: dict | None = None) -> ProtocolReport:
+                  progress: bool = True, settings: dict | None = None,
+                  shard: tuple[int, int] = (0, 1)) -> ProtocolReport | None:
     """MMMU / CMMMU: one generation run (reused from ``outputs/`` or made in ``out_dir/<benchmark>__generation``),
     its stored responses re-scored by each parser variant (``PARSER_VARIANTS``), and the total over
-    fallback seeds ``0 .. seeds-1`` under the official parser. ``settings``: model settings (``runs.model_settings``)."""
+    fallback seeds ``0 .. seeds-1`` under the official parser. ``settings``: model settings (``runs.model_settings``).
+    ``shard=(k, n)``, n > 1: only shard k's items are generated and ``None`` is returned (as :func:`seed_report`)."""
     settings = {"device": device, **(settings or {})}
     if benchmark not in PARSER_VARIANTS:
         raise ValueError(f"parser_report is for {' / '.join(PARSER_VARIANTS)}, not {benchmark!r}")
     chosen = [PARSER_VARIANTS[benchmark][k] for k in (variants or PARSER_VARIANTS[benchmark])]
     config = RunConfig(benchmark, Path(out_dir) / f"{benchmark}__generation", source=str(source), split=split,
                        subjects=subjects, model=model, limit=limit, max_new_tokens=max_new_tokens,
-                       batch_size=batch_size, progress=progress, **settings,
+                       batch_size=batch_size, progress=progress, shard_index=shard[0], num_shards=shard[1], **settings,
                        parameters={"report": "protocol sensitivity", "limit": limit})
     items = load_items(benchmark, get_task(benchmark).run_args(config))
+    print(_scope(benchmark, len(items), limit), flush=True)
     ids = [it.id for it in (items[:limit] if limit else items)]
-    made = {"run": ensure_run(config, ids, _SharedModel(settings), reuse)}
+    with subruns.step(f"{benchmark} generation run: {len(ids)} items, re-scored by {len(chosen)} parser variants"
+                      + (f", shard {shard[0]} of {shard[1]}" if shard[1] > 1 else "")):
+        made = {"run": ensure_run(config, ids, _SharedModel(settings), reuse)}
+    if shard[1] > 1:
+        return None
     run = reader.load_run(made["run"]["folder"])
     with tempfile.TemporaryDirectory() as tmp:
         files = _official_files(run, Path(tmp))
+        print(f"{benchmark}: re-scoring {len(ids)} stored responses by {len(chosen)} parser variants, then "
+              f"{seeds} fallback seeds", flush=True)
         long = parser_long(run, chosen, files)
         seed_table, seed_summary = fallback_seeds(benchmark, files, range(seeds))
     long = long[long["id"].isin(ids)].reset_index(drop=True)
     how = (lambda p: "rescoring.score_responses(" + ", ".join(f"{k}={v!r}" for k, v in p.rescore.items()) + ")")
     return ProtocolReport(benchmark, model, long, _sources(chosen, made, how), by="dimension",
                           seed_table=seed_table, seed_summary=seed_summary)
+
+
+def headline_table(reports: dict[str, ProtocolReport]) -> pd.DataFrame:
+    """Every protocol of every report (benchmark), in run order: kind (paper protocol or not), n common items,
+    accuracy and its 95% interval in percent (``accuracy_table``), items the protocol scored in its run, the run."""
+    rows = []
+    for bench, r in reports.items():
+        acc = accuracy_table(r.long)
+        kinds = r.sources.set_index("protocol")["kind"].to_dict() if "kind" in r.sources else {}
+        for x in acc.itertuples():
+            rows.append({"benchmark": bench, "protocol": x.protocol, "kind": str(kinds.get(x.protocol, "")).split(":")[0],
+                         "n": int(x.n),
+                         "accuracy %": _pct_or_none(x.accuracy), "95% low": _pct_or_none(x.ci_low),
+                         "95% high": _pct_or_none(x.ci_high), "scored in run": int(x.scored_in_run), "run": x.run})
+    return pd.DataFrame(rows)
+
+
+def _pct_or_none(v):
+    return None if v is None or pd.isna(v) else round(100 * float(v), 1)
 
 
 # --------------------------------------------------------------------------------------------- figures
