@@ -666,3 +666,54 @@ def tiny_mistral3(image_size: int = 32, patch_size: int = 8, hidden: int = 64, l
         tokenizer=tok, patch_size=patch_size, spatial_merge_size=merge, chat_template=MISTRAL_CHAT_TEMPLATE,
     )
     return model, processor
+
+
+#: GLM-4.1V's turns: "[gMASK]<sop><|user|>\n...<|assistant|>\n"; an image is <|begin_of_image|><|image|><|end_of_image|>
+GLM4V_CHAT_TEMPLATE = (
+    "[gMASK]<sop>{% for message in messages %}<|{{ message['role'] }}|>\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for c in message['content'] %}{% if c['type'] == 'image' %}<|begin_of_image|><|image|><|end_of_image|>"
+    "{% elif c['type'] == 'video' %}<|begin_of_video|><|video|><|end_of_video|>{% else %}{{ c['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
+
+def tiny_glm4v(patch_size: int = 4, hidden: int = 64, layers: int = 2, seed: int = 0, moe: bool = False):
+    """Glm4vForConditionalGeneration (GLM-4.1V; or Glm4vMoe, GLM-4.5V): M-RoPE over (temporal, height, width) as
+    Qwen2-VL, images resized to at most 32x32 pixels: (32 / 4 / 2) ** 2 = 16 image tokens each; (model, processor)."""
+    from transformers import Glm4vImageProcessor, Glm4vProcessor, Glm4vVideoProcessor
+
+    if moe:
+        from transformers import Glm4vMoeConfig as Config, Glm4vMoeForConditionalGeneration as Model
+    else:
+        from transformers import Glm4vConfig as Config, Glm4vForConditionalGeneration as Model
+
+    marks = ("<|begin_of_image|>", "<|end_of_image|>", "<|image|>", "<|begin_of_video|>", "<|end_of_video|>",
+             "<|video|>", "[gMASK]", "<sop>", "<|user|>", "<|assistant|>")
+    tok = tiny_tokenizer(marks)
+    head_dim = hidden // 4
+    vision = {"depth": layers, "hidden_size": hidden, "intermediate_size": hidden * 2, "num_heads": 4,
+              "patch_size": patch_size, "spatial_merge_size": 2, "temporal_patch_size": 2, "image_size": 32,
+              "out_hidden_size": hidden}
+    text = {"vocab_size": len(tok), "hidden_size": hidden, "intermediate_size": hidden * 2, "num_hidden_layers": layers,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 4096,
+            "pad_token_id": tok.pad_token_id, "eos_token_id": tok.eos_token_id,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5,
+                                "mrope_section": [head_dim // 8, head_dim // 16, head_dim // 16]}}
+    if moe:
+        text.update({"n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": hidden,
+                     "n_shared_experts": 1, "first_k_dense_replace": 1, "n_group": 1, "topk_group": 1})
+    ids = dict(zip(("image_start_token_id", "image_end_token_id", "image_token_id", "video_start_token_id",
+                    "video_end_token_id", "video_token_id"), tok.convert_tokens_to_ids(list(marks[:6]))))
+    config = Config(vision_config=vision, text_config=text, **ids)
+    torch.manual_seed(seed)
+    model = Model(config).eval()
+    px = 32 * 32
+    size = {"shortest_edge": px // 4, "longest_edge": px}
+    processor = Glm4vProcessor(
+        image_processor=Glm4vImageProcessor(patch_size=patch_size, merge_size=2, temporal_patch_size=2, size=size),
+        video_processor=Glm4vVideoProcessor(patch_size=patch_size, merge_size=2, temporal_patch_size=2,
+                                            size={"shortest_edge": px // 4, "longest_edge": 2 * px}),
+        tokenizer=tok, chat_template=GLM4V_CHAT_TEMPLATE,
+    )
+    return model, processor

@@ -10,6 +10,8 @@ TINY_FAMILIES = {
     "tiny-qwen2.5-vl": ("tiny_qwen2_vl", {"v2_5": True}),
     "tiny-qwen3-vl": ("tiny_qwen3_vl", {}),
     "tiny-qwen3-vl-moe": ("tiny_qwen3_vl", {"moe": True}),
+    "tiny-glm4v": ("tiny_glm4v", {}),
+    "tiny-glm4v-moe": ("tiny_glm4v", {"moe": True}),
     "tiny-gemma3": ("tiny_gemma3", {}),
     "tiny-mllama": ("tiny_mllama", {}),
     "tiny-idefics3": ("tiny_idefics3", {}),

@@ -13,7 +13,8 @@ from .test_families import _assert_same, _images, _requests, adapter
 
 #: tiny spec -> family record name
 FAMILIES = {"tiny-internvl": "InternVL", "tiny-smolvlm": "SmolVLM2", "tiny-mistral3": "Mistral3",
-            "tiny-pixtral": "LLaVA / LLaVA-NeXT / Pixtral"}
+            "tiny-pixtral": "LLaVA / LLaVA-NeXT / Pixtral", "tiny-glm4v": "GLM-4.1V / 4.5V",
+            "tiny-glm4v-moe": "GLM-4.1V / 4.5V"}
 #: python packages a family's real processor imports (a missing one skips its tests with the reason)
 NEEDS = {"tiny-smolvlm": "num2words"}
 
@@ -39,6 +40,15 @@ def test_family_engine_matches_reference(spec):
     # the images really enter the computation
     [other] = a.score_choices([ScoreRequest("x", reqs[2].prompt, reqs[2].continuations, reqs[2].images[::-1])])
     assert other[0].sum_logprob != pytest.approx(ref[2][0].sum_logprob, abs=1e-4)
+    if a.record.positions == "m-rope":  # two images' 3-D positions run behind the indices: the engine must shift
+        import torch
+
+        from mmbench_lib.scoring import engine as eng
+
+        with torch.inference_mode():
+            a.model(**a.prepare(reqs[2]).inputs)
+        assert eng._rope_delta(a.model) < 0
+        assert a.describe()["video_input"] == ("native" if a.record.video == "native" else "frames")
     engine = adapter(spec, "shared-prefix")
     if a.record.engine_unsupported:
         assert engine.describe()["scorer"] == "reference"
