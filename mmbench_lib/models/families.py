@@ -29,6 +29,8 @@ needs on top:
   generic path a plain prompt with several images had no ``<|vision_start|>`` markers and ``get_rope_index`` failed.
 - Gemma 3: the generic adapter, a batch's images nested per row (its processor's layout); reference scorer (its
   sliding-window layers' cache), generation batched through ``generate``.
+- ``Glm4V`` (GLM-4.1V / 4.5V): the ``Qwen2VL`` adapter with GLM's image markers (M-RoPE, ``rope_deltas``).
+- InternVL, SmolVLM2 (images nested per row), Mistral3 and Pixtral (LLaVA layout): the generic adapter.
 - ``Mllama`` (Llama 3.2 Vision): ``cross_attention_mask`` extended over a choice by repeating the prompt's last
   token's row (``scoring.reference.LAST``), as ``generate`` does; reference scorer (per-prompt cross-attention caches).
 
@@ -161,6 +163,16 @@ class Qwen2VL(FamilyImageTextToText):
             inner.rope_deltas = deltas.index_select(0, index.to(deltas.device))
 
 
+class Glm4V(Qwen2VL):
+    """GLM-4.1V / 4.5V: Qwen2-VL's M-RoPE and ``rope_deltas`` (``get_rope_index`` over ``mm_token_type_ids``), its own
+    image markers; a SEED video's frames go as images (its native video path, timestamps between frames, is not tested
+    here)."""
+
+    family = "glm4v"
+    image_text = "<|begin_of_image|><|image|><|end_of_image|>"
+    native_video = False
+
+
 class PaliGemma(FamilyImageTextToText):
     """PaliGemma: prefix-LM ``token_type_ids`` (choices are suffix: 1), images first, no chat."""
 
@@ -214,7 +226,7 @@ def family_of(model) -> str:
 
 
 #: family record ``adapter`` -> adapter class
-ADAPTERS = {"qwen2-vl": Qwen2VL, "paligemma": PaliGemma, "blip2-decoder": Blip2Decoder, "mllama": Mllama}
+ADAPTERS = {"qwen2-vl": Qwen2VL, "glm4v": Glm4V, "paligemma": PaliGemma, "blip2-decoder": Blip2Decoder, "mllama": Mllama}
 
 
 def make_image_text_adapter(model, processor, name, **kw):
@@ -229,4 +241,4 @@ def make_image_text_adapter(model, processor, name, **kw):
     return adapter
 
 
-__all__ = ["FamilyImageTextToText", "Qwen2VL", "PaliGemma", "Blip2Decoder", "Mllama", "make_image_text_adapter"]
+__all__ = ["FamilyImageTextToText", "Qwen2VL", "Glm4V", "PaliGemma", "Blip2Decoder", "Mllama", "make_image_text_adapter"]

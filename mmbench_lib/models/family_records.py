@@ -26,7 +26,7 @@ class FamilyRecord:
     name: str
     model_types: tuple[str, ...]
     kind: str = "vision"  # "text" (causal LM), "vision" (image-text decoder), "encdec" (T5 decoder)
-    adapter: str = "generic"  # "generic", "qwen2-vl", "paligemma", "blip2-decoder", "blip2-encdec", "causal"
+    adapter: str = "generic"  # "generic", "qwen2-vl", "glm4v", "paligemma", "blip2-decoder", "blip2-encdec", "causal"
     positions: str = "plain"  # "plain", "1-based", "m-rope", "cross-attention"
     images: str = "flat"  # how a batch's images go to the processor: "flat" list, "nested" per row, "one" per prompt
     video: str = "frames"  # "native" (videos=, one clip) or "frames" (sent as images)
@@ -58,8 +58,8 @@ RECORDS: tuple[FamilyRecord, ...] = (
                  tiny=("smollm2",)),
     FamilyRecord("StableLM", ("stablelm",), kind="text", adapter="causal", video="none", kv_unsupported=None,
                  flat_unsupported="its decoder layer drops the forward's arguments before attention"),
-    FamilyRecord("LLaVA / LLaVA-NeXT", ("llava", "llava_next"), kv_unsupported=None,
-                 tiny=("tiny-llava", "tiny-llava-next")),
+    FamilyRecord("LLaVA / LLaVA-NeXT / Pixtral", ("llava", "llava_next"), kv_unsupported=None,
+                 tiny=("tiny-llava", "tiny-llava-next", "tiny-pixtral")),
     FamilyRecord("LLaVA-OneVision", ("llava_onevision",), video="native", kv_unsupported=None,
                  tiny=("tiny-llava-onevision",)),
     FamilyRecord("LLaVA-NeXT-Video", ("llava_next_video",), video="native", tiny=("tiny-llava-next-video",)),
@@ -84,11 +84,11 @@ RECORDS: tuple[FamilyRecord, ...] = (
                  engine_unsupported="its cross-attention layers cache each prompt's image tiles, whose number differs "
                                     "between questions, so the engine cannot stack the prompts' caches",
                  tiny=("tiny-mllama",)),
-    FamilyRecord("InternVL", ("internvl",), refused="not yet tested on a tiny random-weight model"),
-    FamilyRecord("SmolVLM2", ("smolvlm",), refused="not yet tested on a tiny random-weight model"),
-    FamilyRecord("Mistral3 / Pixtral", ("mistral3",), refused="not yet tested on a tiny random-weight model"),
-    FamilyRecord("GLM-4.1V / 4.5V", ("glm4v", "glm4v_moe"), positions="m-rope",
-                 refused="M-RoPE variant not yet tested on a tiny random-weight model"),
+    FamilyRecord("InternVL", ("internvl",), kv_unsupported=None, tiny=("tiny-internvl",)),
+    FamilyRecord("SmolVLM2", ("smolvlm",), images="nested", kv_unsupported=None, tiny=("tiny-smolvlm",)),
+    FamilyRecord("Mistral3", ("mistral3",), kv_unsupported=None, tiny=("tiny-mistral3",)),
+    FamilyRecord("GLM-4.1V / 4.5V", ("glm4v", "glm4v_moe"), adapter="glm4v", positions="m-rope",
+                 tiny=("tiny-glm4v", "tiny-glm4v-moe")),
     FamilyRecord("Phi-4-multimodal", ("phi4_multimodal",),
                  refused="registers under AutoModelForCausalLM with audio inputs, not image-text-to-text"),
 )

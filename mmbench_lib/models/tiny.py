@@ -553,3 +553,167 @@ def tiny_mllama(image_size: int = 32, patch_size: int = 8, hidden: int = 64, lay
     image_processor = MllamaImageProcessor(size={"height": image_size, "width": image_size}, max_image_tiles=4)
     processor = MllamaProcessor(image_processor=image_processor, tokenizer=tok, chat_template=MLLAMA_CHAT_TEMPLATE)
     return model, processor
+
+
+# ---------------------------------------------------------------------------- InternVL, SmolVLM2, Mistral3, GLM-4.1V
+#: InternVL (-hf checkpoints): ChatML, an image is ``<IMG_CONTEXT>`` (the processor writes ``<img>...</img>``)
+INTERNVL_CHAT_TEMPLATE = _CHATML.replace("IMAGE_PLACEHOLDER", "<IMG_CONTEXT>\n").replace("VIDEO_PLACEHOLDER", "<video>\n")
+
+
+def _tiny_text(config_class, tok, hidden, layers, **kw):
+    """A text decoder's config (``config_class``: ``Qwen2Config``, ``LlamaConfig``, ...) on ``tok``'s vocabulary."""
+    return config_class(**{"vocab_size": len(tok), "hidden_size": hidden, "intermediate_size": hidden * 2,
+            "num_hidden_layers": layers, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "max_position_embeddings": 4096, "bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id,
+            "pad_token_id": tok.pad_token_id, **kw})
+
+
+def tiny_internvl(image_size: int = 32, patch_size: int = 8, hidden: int = 64, layers: int = 2, seed: int = 0):
+    """InternVLForConditionalGeneration (InternViT + pixel shuffle + Qwen2), images cropped into at most 2 tiles
+    plus a thumbnail (GotOcr2ImageProcessor), ``(32 / 8) ** 2 / 4 = 4`` tokens per tile; (model, processor)."""
+    from transformers import GotOcr2ImageProcessor, InternVLConfig, InternVLForConditionalGeneration, InternVLProcessor
+    from transformers import InternVLVideoProcessor, Qwen2Config
+
+    tok = tiny_tokenizer(("<img>", "</img>", "<IMG_CONTEXT>", "<video>", "<|im_start|>", "<|im_end|>"))
+    for attr, t in (("start_image_token", "<img>"), ("end_image_token", "</img>"),
+                    ("context_image_token", "<IMG_CONTEXT>"), ("video_token", "<video>")):
+        setattr(tok, attr, t)  # the hub tokenizers carry these as extra special tokens
+        setattr(tok, attr + "_id", tok.convert_tokens_to_ids(t))
+    seq = (image_size // patch_size) ** 2 // 4  # downsample_ratio 0.5 on each side
+    vision = {"hidden_size": hidden, "intermediate_size": hidden * 2, "num_hidden_layers": layers,
+              "num_attention_heads": 4, "image_size": image_size, "patch_size": patch_size}
+    config = InternVLConfig(vision_config=vision, text_config=_tiny_text(Qwen2Config, tok, hidden, layers),
+                            image_token_id=tok.context_image_token_id, image_seq_length=seq,
+                            tie_word_embeddings=False)  # tied random embeddings repeat the last prompt token
+    torch.manual_seed(seed)
+    model = InternVLForConditionalGeneration(config).eval()
+    size = {"height": image_size, "width": image_size}
+    processor = InternVLProcessor(
+        image_processor=GotOcr2ImageProcessor(size=size, crop_to_patches=True, max_patches=2),
+        video_processor=InternVLVideoProcessor(size=size), tokenizer=tok, image_seq_length=seq,
+        chat_template=INTERNVL_CHAT_TEMPLATE,
+    )
+    return model, processor
+
+
+def tiny_smolvlm(image_size: int = 32, patch_size: int = 8, hidden: int = 64, layers: int = 2, seed: int = 0):
+    """SmolVLMForConditionalGeneration (SmolVLM2): SigLIP tower, pixel shuffle, no image splitting, the Idefics3
+    prompt format; its processor needs the ``num2words`` package (frame counts in words); (model, processor)."""
+    from transformers import (
+        LlamaConfig, SmolVLMConfig, SmolVLMForConditionalGeneration, SmolVLMImageProcessor, SmolVLMProcessor, SmolVLMVideoProcessor,
+    )
+
+    tok = tiny_tokenizer(("<image>", "<fake_token_around_image>", "<global-img>", "<end_of_utterance>", "<video>",
+                          "<|im_start|>"))
+    scale = 2
+    config = SmolVLMConfig(
+        vision_config={"hidden_size": hidden, "intermediate_size": hidden * 2, "num_hidden_layers": layers,
+                       "num_attention_heads": 4, "image_size": image_size, "patch_size": patch_size},
+        text_config=_tiny_text(LlamaConfig, tok, hidden, layers).to_dict(), image_token_id=tok.convert_tokens_to_ids("<image>"),
+        scale_factor=scale, pad_token_id=tok.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    model = SmolVLMForConditionalGeneration(config).eval()
+    size = {"longest_edge": image_size}
+    processor = SmolVLMProcessor(
+        image_processor=SmolVLMImageProcessor(do_image_splitting=False, size=size, max_image_size=size),
+        video_processor=SmolVLMVideoProcessor(size=size, max_image_size=size), tokenizer=tok,
+        image_seq_len=(image_size // patch_size) ** 2 // scale ** 2, chat_template=IDEFICS3_CHAT_TEMPLATE,
+    )
+    return model, processor
+
+
+#: Mistral's instruction turns; an image is ``[IMG]`` (the processor writes its rows, ``[IMG_BREAK]``, ``[IMG_END]``)
+MISTRAL_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}[INST]"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for c in message['content'] %}{% if c['type'] == 'image' %}[IMG]{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
+    "{% endif %}[/INST]{% else %}{{ message['content'] if message['content'] is string else message['content'][0]['text'] }}"
+    "{{ eos_token }}{% endif %}{% endfor %}"
+)
+
+
+def tiny_mistral3(image_size: int = 32, patch_size: int = 8, hidden: int = 64, layers: int = 2, seed: int = 0,
+                  pixtral_llava: bool = False):
+    """Mistral3ForConditionalGeneration (Mistral Small 3.1: Pixtral tower, 2x2 patch merger, Mistral decoder), or
+    with ``pixtral_llava`` a LlavaForConditionalGeneration on a Pixtral tower (Pixtral-12B's -hf layout); images
+    keep their aspect ratio (at most 32 pixels a side), a row of patches ends in ``[IMG_BREAK]``; (model, processor)."""
+    from transformers import (
+        LlavaConfig, LlavaForConditionalGeneration, Mistral3Config, Mistral3ForConditionalGeneration, MistralConfig,
+        PixtralImageProcessor, PixtralProcessor, PixtralVisionConfig,
+    )
+
+    tok = tiny_tokenizer(("[IMG]", "[IMG_BREAK]", "[IMG_END]", "[INST]", "[/INST]"))
+    merge = 1 if pixtral_llava else 2
+    vision = PixtralVisionConfig(hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=layers,
+                                 num_attention_heads=4, head_dim=hidden // 4, image_size=image_size,
+                                 patch_size=patch_size)
+    text = _tiny_text(MistralConfig, tok, hidden, layers, head_dim=hidden // 4, sliding_window=None)
+    ids = {"image_token_index": tok.convert_tokens_to_ids("[IMG]"), "vision_feature_layer": -1,
+           "tie_word_embeddings": False}
+    if pixtral_llava:
+        config = LlavaConfig(vision_config=vision, text_config=text, vision_feature_select_strategy="full",
+                             multimodal_projector_bias=True, **ids)
+        model_class = LlavaForConditionalGeneration
+    else:
+        config = Mistral3Config(vision_config=vision, text_config=text, spatial_merge_size=merge, **ids)
+        model_class = Mistral3ForConditionalGeneration
+    torch.manual_seed(seed)
+    model = model_class(config).eval()
+    processor = PixtralProcessor(
+        image_processor=PixtralImageProcessor(size={"longest_edge": image_size},
+                                              patch_size={"height": patch_size, "width": patch_size}),
+        tokenizer=tok, patch_size=patch_size, spatial_merge_size=merge, chat_template=MISTRAL_CHAT_TEMPLATE,
+    )
+    return model, processor
+
+
+#: GLM-4.1V's turns: "[gMASK]<sop><|user|>\n...<|assistant|>\n"; an image is <|begin_of_image|><|image|><|end_of_image|>
+GLM4V_CHAT_TEMPLATE = (
+    "[gMASK]<sop>{% for message in messages %}<|{{ message['role'] }}|>\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for c in message['content'] %}{% if c['type'] == 'image' %}<|begin_of_image|><|image|><|end_of_image|>"
+    "{% elif c['type'] == 'video' %}<|begin_of_video|><|video|><|end_of_video|>{% else %}{{ c['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
+
+def tiny_glm4v(patch_size: int = 4, hidden: int = 64, layers: int = 2, seed: int = 0, moe: bool = False):
+    """Glm4vForConditionalGeneration (GLM-4.1V; or Glm4vMoe, GLM-4.5V): M-RoPE over (temporal, height, width) as
+    Qwen2-VL, images resized to at most 32x32 pixels: (32 / 4 / 2) ** 2 = 16 image tokens each; (model, processor)."""
+    from transformers import Glm4vImageProcessor, Glm4vProcessor, Glm4vVideoProcessor
+
+    if moe:
+        from transformers import Glm4vMoeConfig as Config, Glm4vMoeForConditionalGeneration as Model
+    else:
+        from transformers import Glm4vConfig as Config, Glm4vForConditionalGeneration as Model
+
+    marks = ("<|begin_of_image|>", "<|end_of_image|>", "<|image|>", "<|begin_of_video|>", "<|end_of_video|>",
+             "<|video|>", "[gMASK]", "<sop>", "<|user|>", "<|assistant|>")
+    tok = tiny_tokenizer(marks)
+    head_dim = hidden // 4
+    vision = {"depth": layers, "hidden_size": hidden, "intermediate_size": hidden * 2, "num_heads": 4,
+              "patch_size": patch_size, "spatial_merge_size": 2, "temporal_patch_size": 2, "image_size": 32,
+              "out_hidden_size": hidden}
+    text = {"vocab_size": len(tok), "hidden_size": hidden, "intermediate_size": hidden * 2, "num_hidden_layers": layers,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 4096,
+            "pad_token_id": tok.pad_token_id, "eos_token_id": tok.eos_token_id,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5,
+                                "mrope_section": [head_dim // 8, head_dim // 16, head_dim // 16]}}
+    if moe:
+        text.update({"n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": hidden,
+                     "n_shared_experts": 1, "first_k_dense_replace": 1, "n_group": 1, "topk_group": 1})
+    ids = dict(zip(("image_start_token_id", "image_end_token_id", "image_token_id", "video_start_token_id",
+                    "video_end_token_id", "video_token_id"), tok.convert_tokens_to_ids(list(marks[:6]))))
+    config = Config(vision_config=vision, text_config=text, **ids)
+    torch.manual_seed(seed)
+    model = Model(config).eval()
+    px = 32 * 32
+    size = {"shortest_edge": px // 4, "longest_edge": px}
+    processor = Glm4vProcessor(
+        image_processor=Glm4vImageProcessor(patch_size=patch_size, merge_size=2, temporal_patch_size=2, size=size),
+        video_processor=Glm4vVideoProcessor(patch_size=patch_size, merge_size=2, temporal_patch_size=2,
+                                            size={"shortest_edge": px // 4, "longest_edge": 2 * px}),
+        tokenizer=tok, chat_template=GLM4V_CHAT_TEMPLATE,
+    )
+    return model, processor

@@ -20,7 +20,7 @@ NEW_FAMILIES = ["tiny-qwen3-vl", "tiny-qwen3-vl-moe"]
 def test_every_allow_list_is_read_from_the_records():
     assert kv_decode.TEXT_TYPES == {"llama", "mistral", "qwen2", "qwen3", "phi3", "olmo", "olmo2", "granite", "stablelm",
                                     "gemma"}
-    assert kv_decode.VLM_TYPES == {"llava", "llava_next", "llava_onevision", "idefics3"}
+    assert kv_decode.VLM_TYPES == {"llava", "llava_next", "llava_onevision", "idefics3", "internvl", "smolvlm", "mistral3"}
     assert flat_prefill.FLAT_TYPES == kv_decode.TEXT_TYPES - {"stablelm"}
     assert NATIVE_VIDEO_TYPES == {"llava_onevision", "llava_next_video"}
     assert fr.record_for("qwen3_vl_moe").adapter == "qwen2-vl" and fr.record_for("unknown_vlm") is fr.GENERIC
@@ -35,8 +35,8 @@ def test_the_family_table_lists_every_record_with_its_paths():
     assert "qwen3_vl, qwen3_vl_moe" in qwen3 and "shared-prefix" in qwen3 and "native" in qwen3
     [mllama] = [x for x in lines if x.startswith("Llama 3.2 Vision")]
     assert "cross-attention" in mllama and "reference" in mllama and "batched generate" in mllama
-    [internvl] = [x for x in lines if x.startswith("InternVL")]
-    assert "not yet tested" in internvl
+    [phi4] = [x for x in lines if x.startswith("Phi-4-multimodal")]
+    assert "AutoModelForCausalLM" in phi4
 
 
 def test_a_refused_family_stops_before_the_run_with_one_line():
@@ -45,12 +45,12 @@ def test_a_refused_family_stops_before_the_run_with_one_line():
     from mmbench_lib.models.families import make_image_text_adapter
 
     class Loaded:  # what make_image_text_adapter reads of a loaded model: its config
-        config = AutoConfig.for_model("internvl")
+        config = AutoConfig.for_model("phi4_multimodal")
 
-    with pytest.raises(ValueError, match=r"^InternVL \(internvl\) is not supported: not yet tested"):
+    with pytest.raises(ValueError, match=r"^Phi-4-multimodal \(phi4_multimodal\) is not supported: registers under"):
         make_image_text_adapter(Loaded(), None, "vlm:x")
-    with pytest.raises(ValueError, match=r"^GLM-4.1V / 4.5V \(glm4v\) is not supported"):
-        fr.check_refused(AutoConfig.for_model("glm4v"))  # a hub model's config, before its weights are read
+    with pytest.raises(ValueError, match=r"^Phi-4-multimodal \(phi4_multimodal\) is not supported"):
+        fr.check_refused(AutoConfig.for_model("phi4_multimodal"))  # a hub model's config, before its weights are read
     fr.check_refused(AutoConfig.for_model("qwen3_vl"))
 
 
