@@ -32,7 +32,7 @@ from mmbench_lib.core.paths import check_outputs_root, make_run_id, run_folder, 
 from mmbench_lib.core.progress import ENV as PROGRESS_ENV
 from mmbench_lib.core.yaml_limits import load as load_yaml
 from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_atomic
-from mmbench_lib.pipeline.preflight import BadValue, check_values
+from mmbench_lib.pipeline.preflight import BadValue, absolute_paths, check_values
 from mmbench_lib.pipeline.selection import describe_change, selection_change
 from mmbench_lib.scoring import REDUCTIONS, scorer_names
 from mmbench_lib.pipeline.shards import shard_from_params
@@ -57,7 +57,8 @@ MAX_STRING = 4096
 
 
 def read_params(files: list[str] | None, overrides: dict | None = None) -> dict:
-    """Merge YAML parameter files (later wins) and overrides; bad files raise one-line ``ParameterError``."""
+    """Merge YAML parameter files (later wins) and overrides, relative paths made absolute from the current
+    directory (``preflight.absolute_paths``: the one rule); bad files raise one-line ``ParameterError``."""
     params = {}
     for f in files or []:
         try:
@@ -79,7 +80,7 @@ def read_params(files: list[str] | None, overrides: dict | None = None) -> dict:
             raise ParameterError(f"{f}: a parameters file must be a mapping of names to values")
         params.update(loaded)
     params.update(overrides or {})
-    return params
+    return absolute_paths(params)
 
 
 def parse_override(name: str, value: str):
@@ -90,7 +91,7 @@ def parse_override(name: str, value: str):
         raise _yaml_error(f"-p {name}", e) from None
 
 
-#: Parameters naming inputs that must exist when given non-empty (relative to the cwd or the repo).
+#: Parameters naming inputs that must exist when given non-empty (absolute by then: ``read_params``).
 #: (every task's ``path_parameters`` but dicts of folders, checked one by one below, and ``blind_ids``)
 PATH_PARAMS = (*(p for p in path_parameters() if p != "video_roots"), "blind_ids")
 
@@ -138,7 +139,7 @@ def _type_ok(value, default) -> bool:
 
 
 def _exists(path: str) -> bool:
-    return Path(path).expanduser().exists() or (repo_root() / path).exists()
+    return Path(path).expanduser().exists()
 
 
 def check_params(notebook: str, params: dict, known: dict) -> None:
@@ -301,7 +302,8 @@ def _previous_settings(folder: Path, notebook: Path, known: dict) -> tuple[str, 
             old = load_yaml(saved.read_text(encoding="utf-8")) or {}
         except (OSError, ValueError, yaml.YAMLError):
             raise ParameterError(f"{saved}: unreadable; use another --run-id") from None
-        return str(saved), effective_params(old if isinstance(old, dict) else {}, known), RESUME_KEYS
+        old = absolute_paths(old, repo_root()) if isinstance(old, dict) else {}  # relative ones: saved before the rule
+        return str(saved), effective_params(old, known), RESUME_KEYS
     for m in sorted(folder.glob(f"{Path(MANIFEST).stem}*.json")) + sorted(folder.glob(f"*/{Path(MANIFEST).stem}*.json")):
         try:
             config = json.loads(m.read_text(encoding="utf-8")).get("config") or {}

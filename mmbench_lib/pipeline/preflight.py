@@ -7,12 +7,19 @@ cache under ``HF_HUB_OFFLINE=1``), a split, subject (with a did-you-mean), dimen
 benchmark, baseline, device, dtype, device map, memory cap, data source or run folder that does not exist, and data
 that is not what it should be (``check_data``: a cheap look at the layout, columns and first rows). It imports no
 torch or transformers, so ``mmbench run`` refuses a mistake in about a second.
+
+Paths (docs/cli.md "Paths"): ``absolute_paths`` turns every relative path the user gives into an absolute one,
+relative to the directory the command ran in, once, before the checks; the notebook receives the absolute path, so
+a kernel started elsewhere opens the file the checks saw. ``check_device`` probes an explicit accelerator
+(``cuda``, ``cuda:<n>``, ``mps``) without importing torch here.
 """
 from __future__ import annotations
 
 import difflib
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from mmbench_lib.core.manifest import resolve
@@ -123,7 +130,7 @@ def check_model(spec, revision: str | None = None, name: str = "model") -> None:
             raise BadValue(name, f"{local} has no config.json: not a transformers model folder")
         return
     if _looks_like_path(target) or not HUB_ID_RE.fullmatch(target):
-        raise BadValue(name, f"no such model folder {str(local)!r} (relative paths start at the repository root)")
+        raise BadValue(name, f"no such model folder {str(local)!r}")
     if not hub_cached(target, revision):
         rev = f" at revision {revision!r}" if revision else ""
         why = _not_cached("hub id", target, rev, f"download it first (huggingface-cli download {target}) "
@@ -289,6 +296,8 @@ def check_values(values: dict, protocol: str | None = None) -> None:
             check_choice(name, values[name], allowed)
     if isinstance(values.get("device"), str) and not DEVICE_RE.fullmatch(values["device"]):
         raise BadValue("device", "use auto, cpu, mps, cuda or cuda:<n>")
+    if isinstance(values.get("device"), str):
+        check_device(values["device"])
     check_placement(values)
     for name in ("runs", "compare_runs", "source_run"):
         if values.get(name):
@@ -296,3 +305,96 @@ def check_values(values: dict, protocol: str | None = None) -> None:
     generated = values.get("generated_dir")
     if generated and generated != "demo" and not resolve(generated).is_dir():
         raise BadValue("generated_dir", f"no such folder {str(resolve(generated))!r}")
+
+
+# --------------------------------------------------------------------------- paths and devices
+#: parameters naming a file or folder (dict values and list items too); ``source`` and model specs may
+#: instead be hub ids, run references run ids under outputs/ (see ``absolute_paths``)
+PATH_VALUES = ("data_dir", "annotation_file", "image_root", "video_roots", "frames_root", "cc3m_dir",
+               "seed_bench_v2_dir", "generated_dir", "blind_ids", "responses", "annotations_dir")
+MODEL_VALUES = ("model", "models", "blind_models")
+RUN_VALUES = ("runs", "compare_runs", "source_run")
+#: values that are names, not paths
+NOT_PATHS = {"generated_dir": ("demo",)}
+
+
+def _absolute(value: str, cwd: Path) -> str:
+    p = Path(value).expanduser()
+    return str(p if p.is_absolute() else (cwd / p).absolute())
+
+
+def _absolute_spec(spec, cwd: Path):
+    """A model spec whose target is a local folder (it exists from ``cwd`` or looks like a path) made absolute."""
+    if not isinstance(spec, str) or ":" not in spec:
+        return spec
+    prefix, target = spec.split(":", 1)
+    if target and not Path(target).is_absolute() and (_looks_like_path(target) or (cwd / target).exists()):
+        return f"{prefix}:{_absolute(target, cwd)}"
+    return spec
+
+
+def absolute_paths(params: dict, cwd: Path | str | None = None) -> dict:
+    """``params`` with every relative path made absolute from ``cwd`` (the directory the command ran in): the one
+    rule for relative paths on the command line and in ``-f`` files. A ``source`` or run reference that neither
+    exists from ``cwd`` nor looks like a path stays as given (a hub id; a run id under outputs/); empty values,
+    ``generated_dir: demo`` and absolute paths are unchanged."""
+    cwd = Path(cwd or os.getcwd()).absolute()
+
+    def one(name, v, maybe_name=False):
+        if not isinstance(v, str) or not v or v in NOT_PATHS.get(name, ()) or Path(v).is_absolute():
+            return v
+        if maybe_name and not ((cwd / v).exists() or _looks_like_path(v)):
+            return v
+        return _absolute(v, cwd)
+
+    def each(name, v, maybe_name=False):
+        if isinstance(v, dict):
+            return {k: one(name, x, maybe_name) for k, x in v.items()}
+        if isinstance(v, list):
+            return [one(name, x, maybe_name) for x in v]
+        return one(name, v, maybe_name)
+
+    out = dict(params)
+    for name in PATH_VALUES:
+        if name in out:
+            out[name] = each(name, out[name])
+    for name in ("source", *RUN_VALUES):
+        if name in out:
+            out[name] = each(name, out[name], maybe_name=True)
+    for name in MODEL_VALUES:
+        if name in out:
+            out[name] = [_absolute_spec(s, cwd) for s in out[name]] if isinstance(out[name], list) \
+                else _absolute_spec(out[name], cwd)
+    return out
+
+
+#: run in a fresh interpreter (the checks import no torch): prints the CUDA device count and MPS availability
+_PROBE = "import torch; print(torch.cuda.device_count(), int(torch.backends.mps.is_available()))"
+
+
+def _accelerators() -> tuple[int, bool]:
+    """(CUDA devices, MPS available) as torch sees them, probed in a subprocess (a torch import costs seconds;
+    only a run that names an accelerator pays it). No driver on the machine answers without the probe."""
+    linux_gpu = any(Path(p).exists() for p in ("/proc/driver/nvidia", "/dev/nvidiactl", "/dev/kfd", "/dev/dxg"))
+    if sys.platform.startswith("linux") and not linux_gpu:
+        return 0, False
+    try:
+        out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120).stdout.split()
+        return int(out[0]), bool(int(out[1]))
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return 0, False
+
+
+def check_device(device: str) -> None:
+    """``cuda``, ``cuda:<n>`` or ``mps`` only on a machine that has it (``auto`` and ``cpu`` always pass)."""
+    if device in ("auto", "cpu"):
+        return
+    cuda, mps = _accelerators()
+    if device == "mps" and not mps:
+        raise BadValue("device", "this machine has no Apple MPS device; use auto or cpu")
+    if device.startswith("cuda"):
+        index = int(device.partition(":")[2] or 0)
+        if cuda == 0:
+            raise BadValue("device", "this machine has no CUDA device torch can use; use auto or cpu")
+        if index >= cuda:
+            raise BadValue("device", f"this machine has {cuda} CUDA device(s), cuda:0 to cuda:{cuda - 1}")
