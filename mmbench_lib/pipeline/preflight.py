@@ -28,7 +28,7 @@ from mmbench_lib.models import embedded
 from mmbench_lib.models.placement import device_map_problem, max_memory_problem
 from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, rank_problem, split_spec
 from mmbench_lib.pipeline.baselines import BASELINES, refusal
-from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES
+from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES, ENDPOINT_KEYS
 from mmbench_lib.core.items import DataError
 from mmbench_lib.tasks import copies
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task, task_names
@@ -247,6 +247,19 @@ def check_can_rank(spec, benchmark, recipe) -> None:
         raise BadValue("model", why)
 
 
+def check_engine_options(options, spec) -> None:
+    """``engine_options`` (the served engines' options, docs/scale.md): known names, and only for a served model."""
+    if not options:
+        return
+    if not isinstance(options, dict):
+        raise BadValue("engine_options", f"a mapping of option names to values, got {options!r}")
+    unknown = sorted(set(options) - ENDPOINT_KEYS)
+    if unknown:
+        raise BadValue("engine_options", f"unknown option(s) {unknown}; known: {', '.join(sorted(ENDPOINT_KEYS))}")
+    if not (isinstance(spec, str) and spec.startswith(("openai:", "vllm:"))):
+        raise BadValue("engine_options", f"options of a served engine apply to vllm:<model> and openai:<model>, not {spec!r}")
+
+
 def check_order_matters(benchmark, recipe, permutations) -> None:
     """An option-order run (notebook 52's ``permutations``) of a content-ranking recipe is refused: it ranks
     each choice's text with no letter shown (docs/protocols.md §1.4), so no order can change its answer."""
@@ -274,6 +287,8 @@ def check_values(values: dict, protocol: str | None = None) -> None:
         check_can_rank(values["model"], benchmark, values.get("recipe"))
     for spec in values.get("models") or []:
         check_model(spec, values.get("revision") or None, name="models")
+    if "engine_options" in values:
+        check_engine_options(values["engine_options"], values.get("model"))
     if benchmark is not None:
         why = is_task(benchmark) and values.get("baseline") in BASELINES and refusal(benchmark, values["baseline"])
         if why:

@@ -147,3 +147,19 @@ def test_run_config_records_placement_and_passes_it_to_the_loader(tmp_path):
         RunConfig("mmmu", tmp_path, source="x", max_memory={0: "20GiB"})
     with pytest.raises(ValueError, match=r"^RunConfig.device_map: 'lm_head': device 'gpu' is not"):
         RunConfig("mmmu", tmp_path, source="x", device_map={"lm_head": "gpu"})
+
+
+def test_engine_options_are_checked_before_the_run():
+    """``engine_options`` (notebooks 10, 11, 20): the served engines' option names, only for a served model."""
+    from mmbench_lib.pipeline.preflight import check_engine_options
+
+    check_engine_options({}, "smollm2")  # the default: nothing to check
+    check_engine_options({"tensor_parallel_size": 4, "max_model_len": 8192}, "vllm:org/model")
+    check_engine_options({"concurrency": 64, "extra_body": {"top_k": 1}}, "openai:served-name")
+    with pytest.raises(BadValue, match=r"unknown option\(s\) \['tensor_paralel_size'\]") as e:
+        check_engine_options({"tensor_paralel_size": 4}, "vllm:org/model")
+    assert e.value.name == "engine_options"
+    with pytest.raises(BadValue, match="apply to vllm:<model> and openai:<model>, not 'smollm2'"):
+        check_values({"model": "smollm2", "engine_options": {"tensor_parallel_size": 2}})
+    with pytest.raises(BadValue, match="a mapping"):
+        check_engine_options(["tensor_parallel_size"], "vllm:org/model")
