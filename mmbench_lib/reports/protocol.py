@@ -14,7 +14,9 @@ How much of a benchmark number is the protocol rather than the model?
   lenient multiple choice, P-M3; MMMU open answers split into sentences before lower-casing, §3.5 step
   2), and without the random fallback; plus the distribution of the total over many fallback seeds
   (the official scorers draw with ``random.Random(42)``; MMMU §4.1 and CMMMU §4.1 say unparseable
-  multiple-choice answers get a random option). No response is generated again.
+  multiple-choice answers get a random option). No response is generated again for these. Prompt modes
+  (``tasks.modes``: ``cot``, ``cot+answer-line``) are more generation protocols: each mode's run (one per
+  prompt: ``cot+answer-line`` reads the ``cot`` run through its answer lines) scored by the official parser.
 
 Outputs (on the items every protocol scored): accuracy per protocol with 95% clustered bootstrap
 intervals, the item-level agreement matrices (same predicted answer, same correctness), per-dimension /
@@ -54,13 +56,16 @@ from mmbench_lib.tasks._common import file_sha256
 from mmbench_lib.tasks.base import all_tasks, get_task, load_items, path_parameters
 from mmbench_lib.tasks.recipes import DEFAULT_RANKING_PROTOCOLS as DEFAULT_SEED_PROTOCOLS  # noqa: F401 - reports' names
 from mmbench_lib.tasks.recipes import RANKING_PROTOCOLS as SEED_PROTOCOLS
-from mmbench_lib.tasks.recipes import Protocol, Recipe, get_recipe  # noqa: F401 - Protocol: reports' name
+from mmbench_lib.tasks.recipes import Protocol, Recipe, get_recipe, mode_protocol  # noqa: F401 - Protocol: reports' name
 
 # --------------------------------------------------------------------------------------------- protocols
 
 
 PARSER_VARIANTS = {t.name: t.parser_variants for t in all_tasks("generation") if t.parser_variants}
 """benchmark -> parser variants (``Task.parser_variants``): the official parser and the non-official ones compared."""
+MODE_PROTOCOLS = {t.name: {k: mode_protocol(m) for k, m in t.prompt_modes.items() if k != "official"}
+                  for t in all_tasks("generation")}
+"""benchmark -> its prompt modes other than official as protocols (``Task.prompt_modes``), asked for by key."""
 
 # ------------------------------------------------------------------------------ runs: reuse or make
 
@@ -146,6 +151,7 @@ def find_generation_run(config: RunConfig, ids: list[str], root: Path | None = N
         if (man.get("benchmark") != config.benchmark or man["config"].get("model") != config.model
                 or man.get("split") != config.split or man.get("subjects") != config.subjects
                 or gen.get("baseline") != "none" or gen.get("max_new_tokens") != config.max_new_tokens
+                or gen.get("prompt_mode", "official") != config.prompt_mode
                 or not man.get("source") or not _same_path(man["source"], config.source)):
             continue
         if _covers(folder, ids):
@@ -220,13 +226,16 @@ def ranking_long(protocols: list[Protocol], folders: dict[str, Path]) -> pd.Data
     return pd.concat(frames, ignore_index=True)
 
 
-def _official_files(run: reader.Run, where: Path):
-    """The run's stored responses in the official formats (``task.write_official``) under ``where``."""
+def _official_files(run: reader.Run, where: Path, mode: str = "official"):
+    """The run's stored responses in the official formats (``task.write_official``) under ``where``; under an
+    answer-line prompt ``mode``, what the parser reads of each (``Task.parser_input``)."""
     items = reader.load_items(run.manifest, where=str(run.folder / "manifest.json"))
     samples = run.samples
-    stored = {i: {"status": s, "response": r} for i, s, r in zip(samples["id"], samples["status"], samples["response"])}
+    task = get_task(run.benchmark)
+    stored = {i: {"status": s, "response": task.parser_input(r, mode)[0] if s == "ok" else r}
+              for i, s, r in zip(samples["id"], samples["status"], samples["response"])}
     items = [it for it in items if it.id in stored]
-    return get_task(run.benchmark).write_official(items, stored, where)
+    return task.write_official(items, stored, where)
 
 
 def _rescore(benchmark: str, files, **kw):
@@ -487,10 +496,10 @@ class ProtocolReport:
                 "sources": self.sources.to_dict("records"), "fallback_seeds": self.seed_summary}
 
 
-def _sources(protocols: list[Protocol], made: dict, how) -> pd.DataFrame:
+def _sources(protocols: list[Protocol], made: dict, how, key=lambda p: p.recipe if p.recipe else "run") -> pd.DataFrame:
     return pd.DataFrame([{"protocol": p.label, "key": p.key, "kind": p.kind, "how": how(p),
-                          "run": reader.run_key(made[p.recipe if p.recipe else "run"]["folder"]),
-                          "reused": made[p.recipe if p.recipe else "run"]["reused"]} for p in protocols])
+                          "run": reader.run_key(made[key(p)]["folder"]), "reused": made[key(p)]["reused"]}
+                         for p in protocols])
 
 
 def _scope(benchmark: str, total: int, limit: int | None) -> str:
@@ -543,38 +552,70 @@ def seed_report(benchmark: str, data: dict, out_dir, model: str = "smollm2",
 def parser_report(benchmark: str, source, out_dir, model: str = "smollm2", split: str | None = None,
                   subjects=None, variants=None, limit: int | None = None, max_new_tokens: int = 16,
                   seeds: int = 2000, reuse: bool = True, batch_size: int = 8, device: str = "auto",
-                  progress: bool = True, settings: dict | None = None,
-                  shard: tuple[int, int] = (0, 1)) -> ProtocolReport | None:
+                  progress: bool = True, settings: dict | None = None, modes=(),
+                  mode_max_new_tokens: int | None = None, shard: tuple[int, int] = (0, 1)) -> ProtocolReport | None:
     """MMMU / CMMMU: one generation run (reused from ``outputs/`` or made in ``out_dir/<benchmark>__generation``),
     its stored responses re-scored by each parser variant (``PARSER_VARIANTS``), and the total over
     fallback seeds ``0 .. seeds-1`` under the official parser. ``settings``: model settings (``runs.model_settings``).
+    ``modes``: prompt modes compared beside them (``MODE_PROTOCOLS`` keys, e.g. ``("cot", "cot+answer-line")``):
+    one more run per prompt (``out_dir/<benchmark>__generation__<mode>``, ``mode_max_new_tokens`` new tokens, by
+    default the mode's), read by the official parser.
     ``shard=(k, n)``, n > 1: only shard k's items are generated and ``None`` is returned (as :func:`seed_report`)."""
     settings = {"device": device, **(settings or {})}
     if benchmark not in PARSER_VARIANTS:
         raise ValueError(f"parser_report is for {' / '.join(PARSER_VARIANTS)}, not {benchmark!r}")
+    unknown = [m for m in modes if m not in MODE_PROTOCOLS[benchmark]]
+    if unknown:
+        raise ValueError(f"{benchmark} has no prompt mode {unknown[0]!r} to compare; use {list(MODE_PROTOCOLS[benchmark])}")
+    task = get_task(benchmark)
     chosen = [PARSER_VARIANTS[benchmark][k] for k in (variants or PARSER_VARIANTS[benchmark])]
-    config = RunConfig(benchmark, Path(out_dir) / f"{benchmark}__generation", source=str(source), split=split,
-                       subjects=subjects, model=model, limit=limit, max_new_tokens=max_new_tokens,
-                       batch_size=batch_size, progress=progress, shard_index=shard[0], num_shards=shard[1], **settings,
-                       parameters={"report": "protocol sensitivity", "limit": limit})
-    items = load_items(benchmark, get_task(benchmark).run_args(config))
-    print(_scope(benchmark, len(items), limit), flush=True)
-    ids = [it.id for it in (items[:limit] if limit else items)]
-    with subruns.step(f"{benchmark} generation run: {len(ids)} items, re-scored by {len(chosen)} parser variants"
-                      + (f", shard {shard[0]} of {shard[1]}" if shard[1] > 1 else "")):
-        made = {"run": ensure_run(config, ids, _SharedModel(settings), reuse)}
+    chosen += [MODE_PROTOCOLS[benchmark][k] for k in modes]
+
+    def run_mode(p: Protocol) -> str:  # the mode whose run a protocol reads: same prompt, the whole response
+        m = task.prompt_mode(p.prompt_mode)
+        return next(k for k, o in task.prompt_modes.items() if o.prompt == m.prompt and not o.answer_line)
+
+    made, long, shared, ids = {}, [], _SharedModel(settings), None
+    gen_modes = list(dict.fromkeys(run_mode(p) for p in chosen))
+    for gen_mode in gen_modes:
+        official = gen_mode == "official"
+        config = RunConfig(benchmark, Path(out_dir) / (f"{benchmark}__generation" + ("" if official else f"__{gen_mode}")),
+                           source=str(source), split=split, subjects=subjects, model=model, limit=limit,
+                           max_new_tokens=max_new_tokens if official else mode_max_new_tokens, prompt_mode=gen_mode,
+                           batch_size=batch_size, progress=progress, shard_index=shard[0], num_shards=shard[1],
+                           **settings, parameters={"report": "protocol sensitivity", "limit": limit, "prompt_mode": gen_mode})
+        if ids is None:
+            items = load_items(benchmark, task.run_args(config))
+            print(_scope(benchmark, len(items), limit), flush=True)
+            ids = [it.id for it in (items[:limit] if limit else items)]
+        with subruns.step(f"{benchmark} generation run, {gen_mode} prompt: {len(ids)} items"
+                          + (f", shard {shard[0]} of {shard[1]}" if shard[1] > 1 else "")):
+            made[gen_mode] = ensure_run(config, ids, shared, reuse)
     if shard[1] > 1:
         return None
-    run = reader.load_run(made["run"]["folder"])
+    seed_table = seed_summary = None  # the fallback seeds of the official run read by the official parser
+    print(f"{benchmark}: re-scoring {len(ids)} stored responses by {len(chosen)} protocols, then {seeds} fallback "
+          f"seeds", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        files = _official_files(run, Path(tmp))
-        print(f"{benchmark}: re-scoring {len(ids)} stored responses by {len(chosen)} parser variants, then "
-              f"{seeds} fallback seeds", flush=True)
-        long = parser_long(run, chosen, files)
-        seed_table, seed_summary = fallback_seeds(benchmark, files, range(seeds))
-    long = long[long["id"].isin(ids)].reset_index(drop=True)
-    how = (lambda p: "rescoring.score_responses(" + ", ".join(f"{k}={v!r}" for k, v in p.rescore.items()) + ")")
-    return ProtocolReport(benchmark, model, long, _sources(chosen, made, how), by="dimension",
+        for gen_mode in gen_modes:
+            official = gen_mode == "official"
+            run = reader.load_run(made[gen_mode]["folder"])
+            for read in dict.fromkeys(p.prompt_mode for p in chosen if run_mode(p) == gen_mode):
+                where = Path(tmp) / f"{gen_mode}__{read}"
+                files = _official_files(run, where, read)
+                long.append(parser_long(run, [p for p in chosen if p.prompt_mode == read and run_mode(p) == gen_mode], files))
+                if official and read == "official":
+                    seed_table, seed_summary = fallback_seeds(benchmark, files, range(seeds))
+    order = [p.label for p in chosen]
+    long = pd.concat(long, ignore_index=True)
+    long = long[long["id"].isin(ids)].sort_values("protocol", key=lambda c: c.map(order.index), kind="stable")
+    long = long.reset_index(drop=True)
+
+    def how(p):
+        if p.prompt_mode != "official":
+            return f"prompt mode {p.prompt_mode} (run in mode {run_mode(p)}), official parser"
+        return "rescoring.score_responses(" + ", ".join(f"{k}={v!r}" for k, v in p.rescore.items()) + ")"
+    return ProtocolReport(benchmark, model, long, _sources(chosen, made, how, key=run_mode), by="dimension",
                           seed_table=seed_table, seed_summary=seed_summary)
 
 

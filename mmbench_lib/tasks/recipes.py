@@ -136,7 +136,8 @@ class Protocol:
     ``view`` how the answer is read from it (``sum`` / ``mean``: the choice with the highest stored
     log-likelihood under that reduction; ``lmms-eval`` / ``vlmevalkit``: that extractor's stored letter).
     Generation benchmarks: ``rescore`` holds the keyword arguments of ``rescoring.score_responses``
-    (``Task.parser_variants``). Used by ``mmbench_lib.reports.protocol``."""
+    (``Task.parser_variants``) and ``prompt_mode`` the prompt mode of the run it reads (``tasks.modes``; a mode
+    is one more generation protocol: :func:`mode_protocol`). Used by ``mmbench_lib.reports.protocol``."""
 
     key: str
     label: str
@@ -144,6 +145,14 @@ class Protocol:
     recipe: str = ""
     view: str = ""
     rescore: dict = field(default_factory=dict)
+    prompt_mode: str = "official"
+
+
+def mode_protocol(mode) -> Protocol:
+    """A generation prompt mode (``tasks.modes.PromptMode``) as a protocol of the sensitivity report: its run read
+    by the official parser (through the answer line where the mode says so)."""
+    kind = ("paper: " if mode.official else "NOT official: ") + mode.source
+    return Protocol(mode.key, f"{mode.key} prompt" if mode.key != "official" else "official", kind, prompt_mode=mode.key)
 
 
 RANKING_PROTOCOLS = {p.key: p for p in (
