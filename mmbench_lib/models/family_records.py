@@ -87,6 +87,7 @@ RECORDS: tuple[FamilyRecord, ...] = (
     FamilyRecord("SmolVLM2", ("smolvlm",), images="nested", kv_unsupported=None, tiny=("tiny-smolvlm",)),
     FamilyRecord("Mistral3", ("mistral3",), kv_unsupported=None, tiny=("tiny-mistral3",)),
     FamilyRecord("GLM-4.1V / 4.5V", ("glm4v", "glm4v_moe"), adapter="glm4v", positions="m-rope",
+                 kv_unsupported="M-RoPE: kv-decode feeds plain 1-D positions, the text after images needs rope_deltas",
                  tiny=("tiny-glm4v", "tiny-glm4v-moe")),
     # a family the suite cannot load through image-text-to-text: refused before its weights are read, with the reason
     FamilyRecord("Phi-4-multimodal", ("phi4_multimodal",),
