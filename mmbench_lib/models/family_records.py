@@ -79,7 +79,6 @@ RECORDS: tuple[FamilyRecord, ...] = (
                                     "not possible", tiny=("tiny-blip2-opt",)),
     FamilyRecord("BLIP-2 / InstructBLIP (T5)", ("blip-2", "instructblip"), kind="encdec", adapter="blip2-encdec",
                  images="one", tiny=("tiny-blip2-t5", "tiny-instructblip-t5")),
-    # families that load through image-text-to-text but are not tested here: refused with the reason
     FamilyRecord("Llama 3.2 Vision", ("mllama",), adapter="mllama", positions="cross-attention", images="nested",
                  engine_unsupported="its cross-attention layers cache each prompt's image tiles, whose number differs "
                                     "between questions, so the engine cannot stack the prompts' caches",
@@ -88,9 +87,12 @@ RECORDS: tuple[FamilyRecord, ...] = (
     FamilyRecord("SmolVLM2", ("smolvlm",), images="nested", kv_unsupported=None, tiny=("tiny-smolvlm",)),
     FamilyRecord("Mistral3", ("mistral3",), kv_unsupported=None, tiny=("tiny-mistral3",)),
     FamilyRecord("GLM-4.1V / 4.5V", ("glm4v", "glm4v_moe"), adapter="glm4v", positions="m-rope",
+                 kv_unsupported="M-RoPE: kv-decode feeds plain 1-D positions, the text after images needs rope_deltas",
                  tiny=("tiny-glm4v", "tiny-glm4v-moe")),
+    # a family the suite cannot load through image-text-to-text: refused before its weights are read, with the reason
     FamilyRecord("Phi-4-multimodal", ("phi4_multimodal",),
-                 refused="registers under AutoModelForCausalLM with audio inputs, not image-text-to-text"),
+                 refused="transformers registers it under AutoModelForCausalLM (Phi4MultimodalForCausalLM, image and "
+                         "audio inputs), not AutoModelForImageTextToText, which vlm: loads"),
 )
 
 #: a ``model_type`` without a record: the generic image-text path, reference-tested paths only

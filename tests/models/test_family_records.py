@@ -47,7 +47,7 @@ def test_a_refused_family_stops_before_the_run_with_one_line():
     class Loaded:  # what make_image_text_adapter reads of a loaded model: its config
         config = AutoConfig.for_model("phi4_multimodal")
 
-    with pytest.raises(ValueError, match=r"^Phi-4-multimodal \(phi4_multimodal\) is not supported: registers under"):
+    with pytest.raises(ValueError, match=r"^Phi-4-multimodal \(phi4_multimodal\) is not supported: transformers registers"):
         make_image_text_adapter(Loaded(), None, "vlm:x")
     with pytest.raises(ValueError, match=r"^Phi-4-multimodal \(phi4_multimodal\) is not supported"):
         fr.check_refused(AutoConfig.for_model("phi4_multimodal"))  # a hub model's config, before its weights are read

@@ -94,3 +94,31 @@ def test_family_batched_generation_equals_one_at_a_time(spec, demo):
     assert gen["decoder"].startswith("kv-decode") if kv else gen["decoder"] == "generate in chunks", gen
     if kv:
         assert max(a.generator.decode_widths) > 1
+
+
+def test_phi4_multimodal_is_refused_before_the_run_because_vlm_cannot_load_it():
+    """The reason is checked against the installed transformers: ``vlm:`` loads AutoModelForImageTextToText, which has
+    no class for Phi-4-multimodal; it sits under AutoModelForCausalLM (with its audio inputs). When a transformers
+    release maps it, this test fails and the family can be tested on a tiny model instead."""
+    from transformers import AutoConfig
+    from transformers.models.auto import modeling_auto as auto
+
+    mt = AutoConfig.for_model("phi4_multimodal").model_type
+    assert mt not in auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+    assert auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[mt] == "Phi4MultimodalForCausalLM"
+    reason = fr.record_for(mt).refused
+    assert "AutoModelForCausalLM" in reason and "AutoModelForImageTextToText" in reason and "\n" not in reason
+    with pytest.raises(ValueError, match=r"^Phi-4-multimodal \(phi4_multimodal\) is not supported: transformers "):
+        fr.check_refused(AutoConfig.for_model(mt))
+
+
+def test_the_family_table_lists_the_families_supported_here():
+    lines = fr.table()
+    for name in ("InternVL", "SmolVLM2", "Mistral3", "GLM-4.1V / 4.5V"):
+        [line] = [x for x in lines if x.startswith(name + " ")]
+        assert "shared-prefix" in line and "not supported" not in line and fr.record_for(
+            fr.RECORDS[[r.name for r in fr.RECORDS].index(name)].model_types[0]).refused is None
+    [glm] = [x for x in lines if x.startswith("GLM")]
+    assert "m-rope" in glm and "batched generate" in glm
+    [intern] = [x for x in lines if x.startswith("InternVL")]
+    assert "kv-decode" in intern
