@@ -19,10 +19,6 @@ Which one (:func:`progress_mode`):
    frontend ever draws their widgets (they would stay at 0% in the executed notebook).
 3. Everything else: text.
 
-Third-party bars follow the same mode (:func:`library_bars`, called where a local model is loaded):
-transformers' ``Loading weights`` bar is a plain text bar on stdout outside a live notebook (a papermill
-kernel would keep tqdm's widget frozen at 0% in the saved notebook), none with ``off``.
-
 :func:`context` names what a loop is part of (a report's sub-run: ``rotation 2 of 4 (rot-1)``, ``blind model
 smollm2``, ``protocol letters``); every line (and bar) started inside it carries that name before its own label,
 and inside it a text line is printed whenever none was for ``HEARTBEAT`` seconds (a model loading, one batched
@@ -62,30 +58,6 @@ def _live_notebook_kernel() -> bool:
     except ImportError:
         return False
     return True
-
-
-def library_bars() -> str:
-    """Set transformers' progress bars (``Loading weights``) to this process's :func:`progress_mode`:
-    tqdm's widget in a live notebook kernel, a text bar on stdout (updated at most every 10 s) in text
-    mode, none when ``off``. Returns the mode."""
-    mode = progress_mode()
-    try:
-        from transformers.utils import logging as hf_logging
-    except ImportError:
-        return mode
-    if mode == "off":
-        hf_logging.disable_progress_bar()
-    hf_logging.set_tqdm_hook(_text_bar if mode == "text" else None)
-    return mode
-
-
-def _text_bar(factory, args, kwargs):
-    """transformers' tqdm hook in text mode: the plain ``tqdm.std`` bar instead of ``tqdm.auto``'s widget."""
-    from tqdm import auto, std
-
-    if factory is not auto.tqdm:  # transformers' own empty bar: its bars are disabled
-        return factory(*args, **kwargs)
-    return std.tqdm(*args, **{"file": sys.stdout, "mininterval": 10.0, "ascii": True, **kwargs})
 
 
 _CONTEXT: list[str] = []
@@ -219,3 +191,28 @@ class Progress:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def library_bars() -> str:
+    """Set transformers' progress bars (``Loading weights``) to this process's :func:`progress_mode`, as the
+    suite's own: tqdm's widget in a live notebook kernel, a text bar on stdout (updated at most every 10 s)
+    in text mode (a papermill kernel would keep the widget frozen at 0% in the saved notebook), none when
+    ``off``. Called where a local model is loaded. Returns the mode."""
+    mode = progress_mode()
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return mode
+    if mode == "off":
+        hf_logging.disable_progress_bar()
+    hf_logging.set_tqdm_hook(_text_bar if mode == "text" else None)
+    return mode
+
+
+def _text_bar(factory, args, kwargs):
+    """transformers' tqdm hook in text mode: the plain ``tqdm.std`` bar instead of ``tqdm.auto``'s widget."""
+    from tqdm import auto, std
+
+    if factory is not auto.tqdm:  # transformers' own empty bar: its bars are disabled
+        return factory(*args, **kwargs)
+    return std.tqdm(*args, **{"file": sys.stdout, "mininterval": 10.0, "ascii": True, **kwargs})

@@ -455,7 +455,9 @@ def end_report(out_dir, tags, analysed_run, n_items: int, n_wrong: int, tag_file
     k = counts(tags)
     pct = lambda v: None if v != v else round(float(v), 1)  # noqa: E731 - NaN: the paper has no such category
     pubs = [c for c in table.columns if c.endswith(" %") and c not in ("by hand %", "automatic %")]
-    rows = [[r["category"], int(r["by hand"]), pct(r["by hand %"]), int(r["automatic"]), pct(r["automatic %"]),
+    hand = pct if k["by_hand"] else (lambda v: None)  # 0 of 0: no share, not 0%
+    auto = pct if k["automatic"] else (lambda v: None)
+    rows = [[r["category"], int(r["by hand"]), hand(r["by hand %"]), int(r["automatic"]), auto(r["automatic %"]),
              *(pct(r[c]) for c in pubs)] for _, r in table.iterrows()]
     rows.append(["all", k["by_hand"], 100.0 if k["by_hand"] else None, k["automatic"],
                  100.0 if k["automatic"] else None, *(None for _ in pubs)])

@@ -297,3 +297,5 @@ def test_the_end_report_is_the_results_headline(tmp_path):
     text = format_table(saved)
     assert text.startswith(body["name"]) and "no finished sub-run" not in text
     assert "|perceptual error       |          2|     66.7|" in text
+    none = errors.end_report(tmp_path, tags.assign(category=""), "r", n_items=20, n_wrong=9, tag_file="t.csv")
+    assert {r[2] for r in none["rows"]} == {None}  # nothing tagged by hand: no shares (not 0%)
