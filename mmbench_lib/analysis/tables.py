@@ -73,7 +73,7 @@ def breakdown_table(runs: dict[str, dict], key: str):
 
 
 def summary_table(runs: dict[str, dict]):
-    """One row per run: overall accuracy (%) with its 95% bootstrap interval, items, failed,
+    """One row per run: overall accuracy (%) with its 95% Wilson interval, items, failed,
     truncated, parser fallbacks."""
     import pandas as pd
 
