@@ -53,7 +53,7 @@ _TYPES: dict[str, tuple] = {
     "rotation": (int,), "permutation_seed": (int, type(None)), "lettered_only": (bool,), "video_input": (str,),
     "backend": (str,), "batch_policy": (dict,),
     "processor_kwargs": (dict,), "system_prompt": (str, type(None)), "chat_template_kwargs": (dict,),
-    "stop_strings": (list, tuple),
+    "stop_strings": (list, tuple), "model_name": (str,),
 }
 
 
@@ -116,6 +116,7 @@ class RunConfig:
     system_prompt: str | None = None  # a system turn (chat-template prompts)
     chat_template_kwargs: dict = field(default_factory=dict)  # e.g. {"enable_thinking": False}
     stop_strings: list | tuple = ()  # a response ends before the first of these (greedy decoding unchanged)
+    model_name: str = ""  # display name in tables and figures (empty: from the spec; a local folder: its name)
 
     def __post_init__(self):
         for f in fields(self):
