@@ -11,6 +11,8 @@ from pathlib import Path
 import yaml
 from mmbench_lib.models.policy import policy_from
 from mmbench_lib import __version__
+from mmbench_lib.analysis.compare import compare_tables
+from mmbench_lib.analysis.export import render
 from mmbench_lib.analysis.results import failure_problem, format_report, format_table, read_results
 from mmbench_lib.core.manifest import git_commit, repo_root
 from mmbench_lib.demo import ensure_demo
@@ -142,6 +144,21 @@ def cmd_metrics(a) -> int:
     return 0
 
 
+def cmd_compare(a) -> int:
+    runs, pairs = compare_tables(a.runs)
+    if a.format == "csv":  # one CSV table: the runs; the pairs with --pairs
+        sys.stdout.write(render(pairs if a.pairs else runs, "csv"))
+        return 0
+    sys.stdout.write(render(runs, a.format, "Accuracy (%) with 95% Wilson intervals"))
+    if len(pairs):
+        print()
+        sys.stdout.write(render(pairs, a.format, "Paired differences (points) on the common items: Newcombe's 95% "
+                                                 "interval, McNemar's exact p"))
+    elif a.format == "text":
+        print("\nno two runs of one benchmark share scored items: no paired test")
+    return 0
+
+
 def cmd_published(a) -> int:
 
     if a.action == "list":
@@ -152,12 +169,7 @@ def cmd_published(a) -> int:
     if not a.name:
         raise ValueError("published show needs a table name (see `mmbench published list`)")
     df = published.load(a.name)
-    if a.format == "csv":
-        sys.stdout.write(df.to_csv(index=False))
-    elif a.format == "markdown":
-        print(df.to_markdown(index=False))
-    else:
-        print(df.to_string(index=False))
+    sys.stdout.write(render(df, a.format, published.source(a.name).strip().splitlines()[0].lstrip("# ")))
     if a.source:
         print("\n" + published.source(a.name))
     return 0
@@ -165,7 +177,7 @@ def cmd_published(a) -> int:
 
 #: ``mmbench run`` shortcuts: flag -> (notebook parameter of the same name, type)
 RUN_SHORTCUTS = {
-    "model": str, "limit": int, "dtype": str, "device": str, "revision": str, "trust_remote_code": bool,
+    "model": str, "model_name": str, "limit": int, "dtype": str, "device": str, "revision": str, "trust_remote_code": bool,
     "device_map": str, "max_memory": str, "benchmark": str, "split": str, "recipe": str,
     "batch_size": int, "seed": int, "backend": str, "batch_policy": str,
     "processor_kwargs": str, "system_prompt": str, "chat_template_kwargs": str, "stop_strings": str,
@@ -406,9 +418,19 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("published", help="results tables transcribed from the papers")
     s.add_argument("action", choices=["list", "show"])
     s.add_argument("name", nargs="?")
-    s.add_argument("--format", choices=["text", "csv", "markdown"], default="text")
+    s.add_argument("--format", choices=["text", "markdown", "latex", "csv"], default="text",
+                   help="missing values print as n/a (empty in csv)")
     s.add_argument("--source", action="store_true", help="also print the source note")
     s.set_defaults(func=cmd_published)
+
+    s = sub.add_parser("compare", help="runs side by side (n, accuracy, 95%% interval, data source) and paired tests "
+                                       "(McNemar) where they scored the same items",
+                       epilog="examples:\n  mmbench compare my_run other_run\n"
+                              "  mmbench compare outputs/quickstart --format latex", formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("runs", nargs="+", metavar="RUN", help="a run folder at any level (top, sub-run, shard) or a run id")
+    s.add_argument("--format", choices=["text", "markdown", "latex", "csv"], default="text")
+    s.add_argument("--pairs", action="store_true", help="with --format csv: the paired tests instead of the runs")
+    s.set_defaults(func=cmd_compare)
 
     return p
 

@@ -20,6 +20,7 @@ from collections import Counter
 import numpy as np
 from scipy import stats
 
+from mmbench_lib.core.uncertainty import proportion_interval
 from mmbench_lib.tasks.options import gold_letters
 
 
@@ -46,10 +47,7 @@ def row_chance(df) -> np.ndarray:
 
 def wilson(correct: int, n: int, confidence: float = 0.95) -> tuple[float | None, float | None]:
     """Wilson score interval of ``correct / n`` (fractions); ``(None, None)`` when ``n == 0``."""
-    if n == 0:
-        return None, None
-    ci = stats.binomtest(int(correct), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
+    return proportion_interval(correct, n, confidence=confidence)  # the one rule: core.uncertainty
 
 
 def poisson_binomial_pmf(ps) -> np.ndarray:

@@ -4,7 +4,7 @@ size), and saving as PNG + SVG.
 
 Accuracy entries are read in the metrics schema (:mod:`mmbench_lib.core.metrics`): ``n``
 (scored questions), ``accuracy`` (a fraction, ``None`` when N/A), ``ci_low`` / ``ci_high`` (95%
-clustered bootstrap, fractions), ``failed`` and ``n/a``. A bar of 0% is drawn as a mark at zero with
+Wilson, ``core.uncertainty``, fractions), ``failed`` and ``n/a``. A bar of 0% is drawn as a mark at zero with
 its value and n; an N/A entry gets no bar, only a grey "n/a" with the reason.
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from mmbench_lib.analysis.reader import display_model, short_model  # noqa: F401 (display_model: re-exported)
 from mmbench_lib.tasks.base import get_task, is_task
 
 #: benchmark key -> the name figures and tables show
@@ -37,8 +38,9 @@ def display_name(benchmark: str | None) -> str:
 
 
 def model_name(spec: str | None) -> str:
-    """``smollm2`` -> ``SmolLM2-135M-Instruct``, ``random`` -> ``Random Choice``; other specs as given."""
-    return MODEL_NAMES.get(str(spec), str(spec))
+    """``smollm2`` -> ``SmolLM2-135M-Instruct``, ``random`` -> ``Random Choice``; a local model folder
+    (``vlm:/ckpt/step-500``, ``/ckpt/step-500``) -> its folder name; other specs as given."""
+    return MODEL_NAMES.get(str(spec)) or short_model(spec)
 
 
 def wrap(text: str, width: int) -> str:
@@ -47,7 +49,17 @@ def wrap(text: str, width: int) -> str:
 
 
 def run_label(metrics: dict) -> str:
-    """``model (recipe, reduction)`` for a ranking run, ``model`` / the baseline's name for generation."""
+    """``model (recipe, reduction)`` for a ranking run, ``model`` / the baseline's name for generation; with the
+    data it scored when not a full split (``demo data``, ``subset (n=12)``: ``metrics["data"]``, core.datasource)."""
+    label = _run_label(metrics)
+    data = metrics.get("data")
+    return f"{label}, {data}" if data and data != "full split" else label
+
+
+def _run_label(metrics: dict) -> str:
+    given = metrics.get("model_name")
+    if given and metrics.get("baseline") not in ("random", "frequent"):
+        metrics = {**metrics, "model": given, "label": given}
     if "baseline" in metrics:
         base = metrics.get("baseline")
         if base in ("random", "frequent"):
@@ -127,7 +139,7 @@ def accuracy_bars(categories: list[str], series: dict[str, list[dict | None]], *
     for spine in ("top", "right"):
         ax.spines[spine].set_visible(False)
     ax.set_title(title, fontsize=11, loc="left")
-    foot = ("bars: accuracy; black lines: 95% clustered bootstrap interval; n = scored questions; "
+    foot = ("bars: accuracy; black lines: 95% Wilson interval; n = scored questions; "
             "n/a = not scorable (no bar), distinct from 0% (a mark at zero)")
     foot = wrap(foot + (f". {note}" if note else ""), 130)
     ncol = 1 if max((len(s) for s in labels), default=0) > 55 else 2

@@ -22,7 +22,7 @@ import pandas as pd
 
 from mmbench_lib.core import manifest as manifest_mod
 from mmbench_lib.core.metrics import upgrade
-from mmbench_lib.core.store import MANIFEST, METRICS, read_jsonl
+from mmbench_lib.core.store import MANIFEST, METRICS, SHARDS, read_jsonl
 from mmbench_lib.tasks.base import UnknownTask, canonical_name, get_task, load_items as task_items
 
 RANKING, GENERATION = "ranking", "generation"
@@ -72,9 +72,14 @@ def item_files(folder: Path) -> tuple[str, list[Path]]:
         return RANKING, files
     if not folder.is_dir():
         raise RunError(f"{folder}: no such run folder")
+    below = sorted(str(p.parent.relative_to(folder)) for pattern in (SCORED_FILE, "predictions*.jsonl")
+                   for p in folder.glob(f"*/{pattern}") if p.parent.name != SHARDS)
+    if below:  # a folder of sub-runs (notebook 20's baselines, the quickstart's pairs)
+        raise RunError(f"{folder}: a folder of sub-runs {sorted(set(below))[:8]}: read one of them "
+                       f"(samples_df(['{folder}/{below[0]}', ...])), or compare them all with `mmbench compare {folder}`")
     found = sorted(p.name for p in folder.iterdir())[:8]
     raise RunError(f"{folder}: no item rows (predictions.jsonl, predictions.shard-KK-of-NN.jsonl or scored.jsonl); "
-                   f"found {found}. A run of an older layout must be rerun or rescored (mmbench rescore)")
+                   f"found {found}; a run of an older layout must be run again")
 
 
 def read_manifest(folder: Path) -> dict:
@@ -133,6 +138,26 @@ def _recipe(protocol: str, man: dict, metrics: dict) -> str | None:
     tokens = gen.get("max_new_tokens", metrics.get("max_new_tokens"))
     mode = gen.get("prompt_mode", metrics.get("prompt_mode")) or "official"
     return ("official prompt" if mode == "official" else f"{mode} prompt mode") + (" + OCR" if baseline == "ocr" else "") + (f", max {tokens} tokens" if tokens else "")
+
+
+def short_model(spec) -> str:
+    """A model spec with a local folder (``vlm:/ckpt/step-500``, ``~/m``) named by the folder, not its whole path."""
+    spec = str(spec)
+    target = spec.split(":", 1)[1] if ":" in spec.split("/", 1)[0] else spec
+    if target.startswith(("/", "~", "./", "../")):
+        return Path(target.rstrip("/")).name or spec
+    return spec
+
+
+def display_model(manifest: dict, metrics: dict, default=None) -> str:
+    """The name a run's rows and legends carry: the run's ``model_name`` (RunConfig; ``+ OCR`` for the OCR
+    baseline), else ``default`` (or the metrics' label / model) with a local folder named by its folder name;
+    the Random / Frequent Choice baselines keep their names."""
+    given = ((manifest or {}).get("config") or {}).get("model_name")
+    base = metrics.get("baseline")
+    if given and base not in ("random", "frequent"):
+        return f"{given} + OCR" if base == "ocr" else given
+    return short_model(default if default is not None else metrics.get("label") or metrics.get("model") or "model")
 
 
 def frame(rows: list[dict], protocol: str, man: dict, metrics: dict, key: str, run_id: str) -> pd.DataFrame:

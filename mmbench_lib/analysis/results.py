@@ -26,12 +26,13 @@ from pathlib import Path
 
 from mmbench_lib.tasks.base import get_task, is_task
 from mmbench_lib.tasks.recipes import RECIPES
-from mmbench_lib.analysis.reader import RANKING, RunError, load_run
+from mmbench_lib.analysis.reader import RANKING, RunError, display_model, load_run
+from mmbench_lib.core.datasource import describe
 from mmbench_lib.core.metrics import ENTRY_KEYS, SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.store import METRICS, SHARDS, write_json_atomic
 
 RESULTS = "results.json"
-COLUMNS = ("run", "benchmark", "scope", "model", "protocol", "n", "accuracy", "95% interval", "failed", "n/a")
+COLUMNS = ("run", "benchmark", "scope", "model", "data", "protocol", "n", "accuracy", "95% interval", "failed", "n/a")
 
 
 def sub_runs(folder) -> list[Path]:
@@ -44,6 +45,16 @@ def sub_runs(folder) -> list[Path]:
     found = [p.parent for p in folder.rglob(METRICS)]
     found = [p for p in found if not any(part.startswith(".") or part == SHARDS for part in p.relative_to(folder).parts)]
     return sorted(found, key=lambda p: ((p / METRICS).stat().st_mtime_ns, str(p)))
+
+
+def data_source(run) -> str:
+    """What data a run scored (``core.datasource.describe``): ``demo data``, ``full split`` or ``subset (n=12)``,
+    from the run's manifest (its ``config``, item count, and whether the folder is one shard)."""
+    man = run.manifest or {}
+    config = man.get("config") or {"data": man.get("data") or {}}
+    one_shard = (config.get("num_shards") or 1) > 1 and Path(run.folder).parent.name == SHARDS
+    n = man.get("n_items") or (len(run.samples) if run.files else None)
+    return describe(config, n, one_shard)
 
 
 def _ranking_summary(run) -> tuple[str, dict]:
@@ -93,7 +104,8 @@ def run_result(run, top: Path) -> dict:
     fallback = fallback_note(run)
     protocol = _protocol(run.protocol, first.get("recipe"), run.metrics.get("prompt_mode"))
     return {"run": top.name if rel == "." else rel, "benchmark": run.benchmark,
-            "model": run.metrics.get("label") or first.get("model") or run.metrics.get("model"),
+            "model": display_model(run.manifest, run.metrics, run.metrics.get("label") or first.get("model")
+                                   or run.metrics.get("model")), "data": data_source(run),
             "protocol": protocol + (", one at a time" if fallback else ""), "generation_fallback": fallback,
             "recipe": first.get("recipe"), "split": run.metrics.get("split"),
             "scope": scope, "summary": summary, "failures": failure_reasons(run.samples),
@@ -210,7 +222,7 @@ def table_rows(results: dict) -> list[list[str]]:
     for r in results["runs"]:
         s = r["summary"]
         interval = "-" if s.get("ci_low") is None else f"{_pct(s['ci_low'])}-{_pct(s['ci_high'])}"
-        rows.append([r["run"], r["benchmark"] or "?", r["scope"], str(r["model"]), r["protocol"], str(s["n"]),
+        rows.append([r["run"], r["benchmark"] or "?", r["scope"], str(r["model"]), r.get("data") or "?", r["protocol"], str(s["n"]),
                      _pct(s["accuracy"]), interval, str(s["failed"]), str(s["n/a"])])
     return rows
 

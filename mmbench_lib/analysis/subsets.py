@@ -20,7 +20,7 @@ this module owns that file's format and reports any run on the items that are le
 * ``created``: UTC time.
 
 :func:`vision_required` gives, for one run, entries of the shared metrics schema (``core.metrics``:
-``n``, ``correct``, ``accuracy`` as a fraction, 95% clustered bootstrap ``ci_low`` / ``ci_high``,
+``n``, ``correct``, ``accuracy`` as a fraction, 95% Wilson ``ci_low`` / ``ci_high``,
 ``failed``, ``n/a``) on all items, on the vision-required ones and on the blind-solvable ones, overall
 and per dimension (subject); :func:`vision_required_report` writes it as ``vision_required.json`` in each
 run folder and returns the table the evaluation notebooks show (parameter ``blind_ids``).

@@ -74,7 +74,7 @@ def breakdown_table(runs: dict[str, dict], key: str):
 
 def summary_table(runs: dict[str, dict]):
     """One row per run: its protocol (``generation (<prompt mode>)``, ``tasks.modes``), overall accuracy (%) with
-    its 95% bootstrap interval, items, failed, truncated, parser fallbacks."""
+    its 95% Wilson interval, items, failed, truncated, parser fallbacks."""
     import pandas as pd
 
     def pct(m, k):

@@ -13,7 +13,8 @@ Metrics schema, version 2 (``metrics.json`` of ranking *and* generation runs):
   ``per_subject`` / ``per_discipline`` / ``per_difficulty`` / ``per_image_type`` /
   ``per_question_type`` value) has ``n`` (scored questions, the denominator), ``correct``,
   ``accuracy`` = correct / n as a FRACTION in [0, 1] (``None`` when N/A), ``ci_low`` / ``ci_high``
-  (95% clustered bootstrap, fractions; ``None`` when not computable), ``failed`` and ``n/a``
+  (95% Wilson score interval, on the effective n when questions share an image or video:
+  ``core.uncertainty``; fractions; ``None`` when n = 0), ``failed`` and ``n/a``
   (items left out of ``n``);
 * ranking groups add ``accuracy_micro`` (= ``accuracy``) and ``accuracy_dim_mean`` (fractions);
   ranking dimensions add ``random_expected`` (fraction).
@@ -42,7 +43,7 @@ def entry(correct: int, n: int, failed: int = 0, na: int = 0, ci_low=None, ci_hi
 
 
 def ci_fractions(rows) -> tuple[float | None, float | None]:
-    """95% clustered bootstrap interval of the rows' accuracy, as fractions (``accuracy_ci`` is in %)."""
+    """95% interval of the rows' accuracy (the one rule, ``core.uncertainty.accuracy_ci``, which is in %), as fractions."""
     ci = accuracy_ci(rows)
     return tuple(None if ci.get(k) is None else ci[k] / 100 for k in ("low", "high"))
 
@@ -109,7 +110,7 @@ def group_summary(rows: list[dict], groups: dict[str, tuple], partial: bool = Fa
 
 
 def add_intervals(table: pd.DataFrame, rows: list[dict], key: str, members, prefix: str = "ci") -> pd.DataFrame:
-    """95% clustered bootstrap interval columns (fractions) for each row of ``table``
+    """95% interval columns (fractions, ``ci_fractions``) for each row of ``table``
     (``members(row)`` gives the dimension ids it pools)."""
 
     df = frame(rows)
@@ -126,7 +127,7 @@ def add_intervals(table: pd.DataFrame, rows: list[dict], key: str, members, pref
 
 def summarize(rows: list[dict], groups: dict[str, tuple], partial: bool = False, intervals: bool = True) -> dict:
     """The metrics.json body (schema version 2): per-dimension entries, group entries both ways,
-    counts; with ``intervals``, 95% clustered bootstrap intervals (groups: of the micro accuracy)."""
+    counts; with ``intervals``, 95% intervals (``ci_fractions``; groups: of the micro accuracy)."""
     df = frame(rows)
     dims = per_dimension(rows)
     grp = group_summary(rows, groups, partial)
@@ -150,7 +151,7 @@ def summarize(rows: list[dict], groups: dict[str, tuple], partial: bool = False,
             "accuracy_micro": "question-weighted: pooled correct / pooled questions (leaderboard Avg.)",
             "accuracy_dim_mean": "unweighted mean of per-dimension accuracies (leaderboard 'task' table)",
             "failed": "items whose media or model call failed; left out of denominators",
-            "ci": "95% percentile bootstrap over clusters of questions sharing an image or video (scipy.stats.bootstrap)",
+            "ci": "95% Wilson score interval, on the effective n (design effect) where questions share an image or video",
         },
     }
 

@@ -54,6 +54,9 @@ def make_demo(out_dir, seed: int = SEED) -> dict:
     readme = (README_HEAD + seed1.readme(paths["seed"]) + seed2.README + mmmu.README + cmmmu.readme(paths["cmmmu"])
               + mmmu_pro.README + seed2plus.README)
     (out / "README.md").write_text(readme, encoding="utf-8")
+    # the stamp that marks these files as the demo sets (runs on them are labelled "demo data": analysis.results)
+    (out / "paths.json").write_text(json.dumps({"version": DEMO_VERSION, "paths": paths}, indent=2, default=str),
+                                    encoding="utf-8")
     return paths
 
 

@@ -8,7 +8,7 @@
   Fig. 6 (GPT-4V error distribution); CMMMU: Tables 4-6 and Fig. 4.
 
 Our rows are recomputed from the run's item rows (``predictions.jsonl`` / ``scored.jsonl``) by
-:mod:`mmbench_lib.paper.ours`, each with a 95% clustered bootstrap interval (``<col>_ci_low/high``) and,
+:mod:`mmbench_lib.paper.ours`, each with a 95% interval (Wilson; bootstrap for dimension means) (``<col>_ci_low/high``) and,
 in the ranked tables and heat-maps, a rank interval (``<rank col>_low/high``). Published rows carry
 no item-level data: they get no interval, and the figures say so.
 
@@ -19,6 +19,7 @@ ranking, so that a tie with a printed value is a tie.
 """
 from __future__ import annotations
 
+import json
 import math
 import shutil
 from pathlib import Path
@@ -33,6 +34,7 @@ import pandas as pd  # noqa: E402
 
 from mmbench_lib.analysis import reader
 from mmbench_lib.analysis.reader import Run
+from mmbench_lib.analysis.results import data_source
 from mmbench_lib.core import manifest
 from mmbench_lib.core.metrics import SCORED
 from mmbench_lib import published
@@ -105,32 +107,60 @@ def load_run(path) -> Run:
 
 
 def label_of(run: Run) -> str:
-    """``model [recipe, reduction | baseline | greedy, max N tokens] (ours)``."""
+    """``model [recipe, reduction | baseline | greedy, max N tokens, data source] (ours)``: the run's display name
+    (``model_name``, a local folder by its name) and what data it scored (``demo data``, ``subset (n=...)``;
+    nothing for a full split), so a demo run never reads as a full-split row beside the papers'."""
     metrics = run.metrics
     model = metrics.get("model") or "model"
+    given = (run.manifest.get("config") or {}).get("model_name")
     if "baseline" in metrics:  # a generation run (MMMU / CMMMU)
         base = metrics["baseline"]
         model = plots.model_name(base if base in ("random", "frequent") else metrics.get("label") or model)
+        if given and base not in ("random", "frequent"):
+            model = given
         how = "baseline" if base in ("random", "frequent") else f"greedy, max {metrics.get('max_new_tokens')} tokens"
         if base == "ocr":
             how += ", OCR"
     else:
-        model = plots.model_name(model)
+        model = given or plots.model_name(model)
         recipe = metrics.get("recipe") or "?"
         reduction = metrics.get("reduction")
         how = f"{recipe}, {reduction}" if reduction else recipe
-    if (run.manifest.get("parameters") or {}).get("demo"):
-        how += ", demo data"
+    source = data_source(run)
+    if source != "full split":
+        how += f", {source}"
     return f"{model} [{how}] (ours)"
 
 
 run_key = reader.run_key
 
 
+#: RunConfig fields that do not change what a run computes (where it is written, how fast, how it reports)
+_NOT_IDENTITY = ("out_dir", "parameters", "progress", "retry_failed", "batch_size", "batch_policy", "backend",
+                 "device", "device_map", "max_memory", "shard_index", "num_shards", "cache_dir")
+
+
+def _identity(run: Run) -> str:
+    """What makes two run folders the same run: the same settings (the manifest's config without where and how fast)
+    on the same data files; a run without a recorded config is itself only."""
+    config = run.manifest.get("config") or {}
+    if not config:
+        return str(Path(run.folder).resolve())
+    same = {k: v for k, v in config.items() if k not in _NOT_IDENTITY}
+    return json.dumps([run.benchmark, same, run.manifest.get("data_sha256"), run.manifest.get("n_items")],
+                      sort_keys=True, default=str)
+
+
 def _as_runs(runs) -> list[Run]:
-    out = []
+    """``runs`` as labelled :class:`Run` objects, each folder once (the same run given twice, e.g. a demo run the
+    notebook adds and the user names again, is one row and never paired with itself)."""
+    out, seen = [], set()
     for r in runs or []:
-        out.append(r if isinstance(r, Run) else load_run(r))
+        run = r if isinstance(r, Run) else load_run(r)
+        key = _identity(run)
+        if key not in seen:
+            seen.add(key)
+            out.append(run)
     for r in out:
         r.label = r.label or label_of(r)
     keys = [(r.benchmark, r.label) for r in out]
@@ -336,7 +366,7 @@ def _discipline_table(name: str, runs, benchmark: str) -> pd.DataFrame:
 def _with_split_overall(name: str, runs, benchmark: str, cols: dict[str, Column], overall) -> pd.DataFrame:
     """A published table whose overall comes as ``val_overall`` / ``test_overall``, plus our runs of
     ``benchmark``: ``cols`` from their item rows and ``overall`` (a row selector) under the column
-    of their split, with bootstrap intervals."""
+    of their split, with 95% Wilson intervals."""
     runs = _as_runs(runs)
     rows, all_cols = [], dict(cols)
     for r in runs:
@@ -372,7 +402,7 @@ def _subject_column(subject: str) -> str:
 def mmmu_subject_table(name: str, runs=None) -> pd.DataFrame:
     """MMMU Tables 4-9 (one discipline, a column per subject; the papers' subject columns are test
     numbers) plus our MMMU runs: their discipline overall under ``val_overall`` / ``test_overall`` by
-    the run's split, each subject from the run's item rows, with bootstrap intervals."""
+    the run's split, each subject from the run's item rows, with 95% Wilson intervals."""
 
     discipline = MMMU_SUBJECT_TABLES[name]
     task = get_task(owner(name))
@@ -464,7 +494,7 @@ def error_distribution(name: str, title: str | None = None):
 # --------------------------------------------------------------------------- our runs against each other
 def paired_tests(runs, benchmarks: Sequence[str] | None = None) -> pd.DataFrame:
     """Every pair of our runs on the same benchmark: accuracy of each on their common scored items,
-    the difference (b - a) with a 95% paired clustered bootstrap interval, and McNemar's exact test
+    the difference (b - a) with a 95% paired interval (Newcombe's, from Wilson intervals), and McNemar's exact test
     on the items only one of them got right (:func:`mmbench_lib.core.uncertainty.compare_runs`)."""
 
     runs = _as_runs(runs)
@@ -551,8 +581,8 @@ FIGURES = {
 }
 #: figures drawn only when there are two runs of ours on one benchmark
 PAIRED_FIGURES = {
-    "seed_paired_differences": "Our SEED runs against each other: paired bootstrap intervals and McNemar tests",
-    "mmmu_paired_differences": "Our MMMU / CMMMU runs against each other: paired bootstrap intervals and McNemar tests",
+    "seed_paired_differences": "Our SEED runs against each other: paired Wilson-based intervals and McNemar tests",
+    "mmmu_paired_differences": "Our MMMU / CMMMU runs against each other: paired Wilson-based intervals and McNemar tests",
 }
 
 
@@ -620,8 +650,8 @@ def gallery(run_folders: Sequence, dest="docs/figures") -> Path:
     lines = ["# Figures", "",
              "The papers' figures rebuilt from the transcribed published results (`mmbench_lib/published/`) by",
              "`make paper` (notebook `40_paper_figures.ipynb`, `papers` seed and mmmu). Red rows and bars are",
-             "our runs (here the demo-set runs the notebooks add by default), with 95% clustered bootstrap intervals",
-             "on their accuracies and ranks; published rows carry no item-level data, so they have none.", ""]
+             "our runs (here the demo-set runs the notebooks add by default), with 95% Wilson intervals on their",
+             "accuracies (bootstrap on dimension means and ranks); published rows carry no item-level data, so they have none.", ""]
     for folder in run_folders:
         for png in sorted((resolve_run(folder) / "figures").glob("*.png")):
             shutil.copy2(png, dest / png.name)

@@ -102,7 +102,7 @@ def leaderboards(table: pd.DataFrame, ncols: int = 4):
     foot = ("Published: ranks 6-18 as printed (ranks 1-5 are not legible in the paper; one rank 4 is given in its "
             "text); 'not legible' = a value printed but unreadable. Published rows carry no item-level data: no interval.")
     if keys:
-        foot += ("\nRed: our runs (not ranked), with 95% clustered bootstrap intervals (black) and n = scored questions:\n"
+        foot += ("\nRed: our runs (not ranked), with 95% Wilson intervals (black) and n = scored questions:\n"
                  + _key_text(keys))
     bottom = _foot(fig, foot, 190)
     fig.tight_layout(rect=(0, bottom, 1, 1 - 0.45 / fig_h))
@@ -266,7 +266,7 @@ def image_types(table: pd.DataFrame, ours: list[str], splits: dict[str, str], to
         split_names = sorted(set(splits.values()))
         ax_ours.set_title(f"Our runs: accuracy (%) on the MMMU {' / '.join(split_names)} split", fontsize=10, loc="left")
         foot += (" Our runs are on their own split, so their rows are not comparable with the test-set cells; their "
-                 "'Test Overall' row is their overall accuracy. Bars carry 95% clustered bootstrap intervals and "
+                 "'Test Overall' row is their overall accuracy. Bars carry 95% Wilson intervals and "
                  "n = scored questions; image types without items in our runs are left out.")
     fig.suptitle("MMMU, Table 12: accuracy by image type", fontsize=12, x=0.01, ha="left")
     bottom = 0.2 / fig_h if ours else _foot(fig, foot, 120) + 0.2 / fig_h
@@ -375,7 +375,7 @@ def _pair_label(r, width: int = 60) -> str:
 
 def paired_differences(table: pd.DataFrame):
     """Forest plot of paired comparisons of our runs: each pair's accuracy difference (b - a) with its
-    95% paired bootstrap interval, n common items and McNemar's exact p; a pair whose interval
+    95% paired interval (Newcombe's, from Wilson intervals), n common items and McNemar's exact p; a pair whose interval
     crosses 0 is grey (the runs are not told apart on these items)."""
     n = len(table)
     fig, ax = plt.subplots(figsize=(10, 0.62 * max(n, 1) + 1.9))
@@ -393,7 +393,7 @@ def paired_differences(table: pd.DataFrame):
     ax.set_ylim(n - 0.5, -0.5)
     ax.tick_params(axis="x", labelsize=9)
     ax.set_xlabel("accuracy difference (points), b minus a, on the items both runs scored", fontsize=9)
-    ax.set_title("Our runs against each other: paired bootstrap 95% intervals, McNemar exact p", fontsize=11)
+    ax.set_title("Our runs against each other: paired 95% intervals (Newcombe), McNemar exact p", fontsize=11)
     bottom = _foot(fig, "red: the interval excludes 0; grey: the runs are not told apart on these items", 120)
     fig.tight_layout(rect=(0, bottom, 0.93, 1))
     return fig

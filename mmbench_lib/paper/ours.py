@@ -1,5 +1,10 @@
 """Our runs as rows of the papers' tables: each column recomputed from the run's item rows, with a
-95% clustered bootstrap interval for the accuracy and for the rank among the table's rows.
+95% interval for the accuracy and for the rank among the table's rows.
+
+A pooled (``micro``) accuracy is a proportion: its interval is the one rule of
+:func:`mmbench_lib.core.uncertainty.proportion_interval` (Wilson, on the effective n of the clusters), as in
+every other table. A mean of dimension accuracies (``dim_mean``) and a rank are not proportions: their
+intervals are percentiles of a clustered bootstrap.
 
 A :class:`Column` says what a paper column means on our item rows: which questions it pools and
 how (``micro``: pooled correct / pooled questions; ``dim_mean``: mean of per-dimension
@@ -21,6 +26,7 @@ import pandas as pd
 
 from mmbench_lib.analysis.reader import Run, samples_df
 from mmbench_lib.core.metrics import SCORED
+from mmbench_lib.core.uncertainty import effective_n, proportion_interval
 
 N_RESAMPLES = 2000
 CONFIDENCE = 0.95
@@ -130,6 +136,12 @@ def estimate(rows: pd.DataFrame, columns: Sequence[Column], n_resamples: int = N
         boot = values[1:]
         draws[col.name] = boot
         finite = boot[np.isfinite(boot)]
+        if col.average == "micro":  # a proportion: the one rule
+            y = ok["correct"].to_numpy()[mask]
+            lo, hi = proportion_interval(float(y.sum()), len(y), effective_n(y, ok["cluster"].to_numpy()[mask]),
+                                         confidence)
+            low[col.name], high[col.name] = 100 * lo, 100 * hi
+            continue
         low[col.name] = float(np.quantile(finite, alpha)) if len(finite) and k > 1 else math.nan
         high[col.name] = float(np.quantile(finite, 1 - alpha)) if len(finite) and k > 1 else math.nan
     return Estimate(point, low, high, draws, clusters=k, n=int(len(ok)))

@@ -53,7 +53,7 @@ _TYPES: dict[str, tuple] = {
     "rotation": (int,), "permutation_seed": (int, type(None)), "lettered_only": (bool,), "video_input": (str,),
     "backend": (str,), "batch_policy": (dict,),
     "processor_kwargs": (dict,), "system_prompt": (str, type(None)), "chat_template_kwargs": (dict,),
-    "stop_strings": (list, tuple), "prompt_mode": (str, type(None)),
+    "stop_strings": (list, tuple), "prompt_mode": (str, type(None)), "model_name": (str,),
 }
 #: ``max_new_tokens`` when neither the run nor its prompt mode sets one
 DEFAULT_MAX_NEW_TOKENS = 32
@@ -120,6 +120,7 @@ class RunConfig:
     stop_strings: list | tuple = ()  # generation stops at the first of these (the response ends before it)
     # generation prompt mode (the task's ``prompt_modes``: official, cot, cot+answer-line; mmbench_lib.tasks.modes)
     prompt_mode: str | None = "official"
+    model_name: str = ""  # display name in tables and figures (empty: from the spec; a local folder: its name)
 
     def __post_init__(self):
         for f in fields(self):

@@ -36,6 +36,7 @@ from collections import Counter, OrderedDict
 
 from mmbench_lib.core import manifest
 from mmbench_lib.core.items import Item
+from mmbench_lib.core.datasource import describe as describe_data
 from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.media import check_media, load_visual_inputs
 from mmbench_lib.core.requests import GenerateRequest
@@ -139,7 +140,7 @@ def generate_items(items: list[Item], adapter, store: RunStore, max_new_tokens: 
 # --------------------------------------------------------------------------------------------- scoring
 
 def _tally(rows: list[dict], key, intervals: bool = True) -> dict:
-    """``{key: entry}`` (``core.metrics`` schema: n, correct, accuracy as a fraction, 95% bootstrap
+    """``{key: entry}`` (``core.metrics`` schema: n, correct, accuracy as a fraction, 95% Wilson
     ``ci_low`` / ``ci_high``, each question its own cluster; failed, n/a) over the judged rows;
     failed and unjudged rows of a key are counted, not scored."""
 
@@ -328,7 +329,8 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
                    label=f"{benchmark} {label_for(config.model, baseline)}", mode=config.prompt_mode)
     _rows, metrics = score_run(items, store, use_random=config.use_random, mode=config.prompt_mode)
     metrics.update(model=name, baseline=baseline, label=label_for(config.model, baseline),
-                   max_new_tokens=config.max_new_tokens)
+                   max_new_tokens=config.max_new_tokens, model_name=config.model_name or None,
+                   data=describe_data(config.to_dict(), len(items), sharded))
     if sharded:
         metrics["shard"] = {"index": config.shard_index, "count": config.num_shards,
                             "note": "this shard's items only; the run's metrics come from the merge"}

@@ -9,6 +9,7 @@ from mmbench_lib.core import manifest
 from mmbench_lib.tasks._common import file_sha256
 from mmbench_lib.pipeline.letters import generate_letters
 from mmbench_lib.pipeline.ranking import rank_items, set_video_input
+from mmbench_lib.core.datasource import describe as describe_data
 from mmbench_lib.core.metrics import per_dimension, summarize
 from mmbench_lib.models import load_adapter
 from mmbench_lib.tasks.recipes import get_recipe
@@ -104,6 +105,7 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
         rank_items(items, adapter, store, recipe, batch_size=c.batch_size, retry_failed=c.retry_failed,
                    progress=c.progress, image_output=image_output)
     metrics = summarize([r for r in store.rows() if r["id"] in {it.id for it in items}], task.groups)
+    metrics.update(model_name=c.model_name or None, data=describe_data(c.to_dict(), len(items), c.num_shards > 1))
     metrics.update(benchmark=c.benchmark, model=adapter.name, recipe=recipe.name, reduction=recipe.reduction,
                    video_input=video["used"])
     store.write_metrics(metrics)
@@ -136,7 +138,7 @@ NOTEBOOK_PARAMETERS = {
     "device", "limit", "seed", "generated_dir", "clip_model", "clip_pretrained", "shard_index", "num_shards", "blind_ids",
     "video_input", "dtype", "revision", "trust_remote_code", "device_map", "max_memory",
     *(p for t in all_tasks("ranking") for p in t.data_parameters() if p != "version"),
-    "processor_kwargs", "system_prompt", "chat_template_kwargs", "stop_strings",
+    "processor_kwargs", "system_prompt", "chat_template_kwargs", "stop_strings", "model_name",
 }
 
 

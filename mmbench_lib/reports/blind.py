@@ -14,7 +14,7 @@ tool for any benchmark, dimension or subset:
    ranking by the configured recipe on SEED, the official prompt and parser on MMMU / CMMMU), in
    ``<report folder>/blind__<label>/``;
 2. :func:`audit`: from those runs (read with ``analysis.reader``), per model and dimension (subject):
-   blind accuracy with a Wilson and a clustered bootstrap 95% interval against chance (the Random
+   blind accuracy with its 95% interval (``core.uncertainty``: Wilson, on the effective n when items share an image) against chance (the Random
    Choice expectation, ``analysis.chance``), the exact one-sided test of "no better than chance"
    (binomial, Poisson binomial when the option counts differ) with Holm's correction over the
    dimensions; and the items answered correctly by **every** blind model (SEED-Bench's rule) with the
@@ -38,7 +38,7 @@ import pandas as pd
 
 from mmbench_lib.analysis import subsets
 from mmbench_lib.analysis.plots import display_name, model_name
-from mmbench_lib.analysis.chance import chance_test, holm, row_chance, wilson
+from mmbench_lib.analysis.chance import chance_test, holm, row_chance
 from mmbench_lib.analysis.reader import load_run, samples_df
 from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.store import write_json_atomic
@@ -106,9 +106,9 @@ def _model_rows(label: str, df: pd.DataFrame) -> list[dict]:
     for (d_id, dim), g in groups + [((None, ALL), df)]:
         ok = g[(g["status"] == SCORED) & g["correct"].notna()]
         n, c = len(ok), int(ok["correct"].astype(bool).sum())
-        lo, hi = wilson(c, n)
         b_lo, b_hi = ci_fractions(ok[["id", "correct", "cluster"]].assign(status=SCORED).to_dict("records")) if n \
             else (None, None)
+        lo, hi = b_lo, b_hi  # the one interval rule (core.uncertainty); kept under both keys of blind_audit.json
         rows.append({"label": label, "dimension_id": d_id, "dimension": dim, "n": n, "correct": c,
                      "accuracy": c / n if n else None, "wilson_low": lo, "wilson_high": hi, "ci_low": b_lo,
                      "ci_high": b_hi, "chance": float(ok["chance"].mean()) if n else None,
@@ -191,12 +191,12 @@ def _pct(v):
 
 
 def table(a: BlindAudit) -> pd.DataFrame:
-    """Per model and dimension, in percent: n, blind accuracy with its Wilson and bootstrap intervals,
+    """Per model and dimension, in percent: n, blind accuracy with its Wilson interval (core.uncertainty),
     chance, the exact p-value and its Holm adjustment; then the items every model solved."""
     t = a.per_model.copy()
-    for c in ("accuracy", "wilson_low", "wilson_high", "ci_low", "ci_high", "chance"):
+    for c in ("accuracy", "wilson_low", "wilson_high", "chance"):
         t[c] = t[c].map(_pct)
-    t = t.rename(columns={"accuracy": "blind %", "wilson_low": "Wilson low", "wilson_high": "Wilson high",
+    t = t.drop(columns=["ci_low", "ci_high"]).rename(columns={"accuracy": "blind %", "wilson_low": "Wilson low", "wilson_high": "Wilson high",
                           "ci_low": "bootstrap low", "ci_high": "bootstrap high", "chance": "chance %",
                           "p_value": "p (> chance)", "p_holm": "p Holm"})
     s = a.solvable.assign(**{"solved by all %": a.solvable["share"].map(_pct),

@@ -222,7 +222,7 @@ def _entry_of(items: pd.DataFrame, col: str) -> dict:
     n, c = len(done), int(done[col].astype(bool).sum())
     lo, hi = ci_fractions([{"id": i, "correct": bool(x), "cluster": cl, "status": SCORED}
                            for i, x, cl in zip(done["id"], done[col], done["cluster"])]) if n else (None, None)
-    w_lo, w_hi = wilson(c, n)
+    w_lo, w_hi = lo, hi  # the one interval rule (core.uncertainty), under the report's Wilson keys too
     return {**entry(c, n, failed=int((~items["complete"]).sum()), ci_low=lo, ci_high=hi),
             "wilson_low": w_lo, "wilson_high": w_hi}
 

@@ -18,7 +18,7 @@ How much of a benchmark number is the protocol rather than the model?
   (``tasks.modes``: ``cot``, ``cot+answer-line``) are more generation protocols: each mode's run (one per
   prompt: ``cot+answer-line`` reads the ``cot`` run through its answer lines) scored by the official parser.
 
-Outputs (on the items every protocol scored): accuracy per protocol with 95% clustered bootstrap
+Outputs (on the items every protocol scored): accuracy per protocol with 95% Wilson
 intervals, the item-level agreement matrices (same predicted answer, same correctness), per-dimension /
 per-subject deltas against the first protocol, paired differences with McNemar's exact test (Holm-adjusted
 too), and the items whose correctness flips. Runs are read only through ``mmbench_lib.analysis.reader``
@@ -345,7 +345,7 @@ def _order(long: pd.DataFrame) -> list[str]:
 
 def accuracy_table(long: pd.DataFrame) -> pd.DataFrame:
     """Per protocol, on the common items: the metrics schema's entry (n, correct, accuracy and 95%
-    clustered bootstrap interval as fractions), the number of items it scored in all, its run."""
+    Wilson interval as fractions), the number of items it scored in all, its run."""
     common = common_items(long)
     out = []
     for p in _order(long):
@@ -389,7 +389,7 @@ def _holm(p: list[float]) -> list[float]:
 
 def pairwise_tests(long: pd.DataFrame) -> pd.DataFrame:
     """Every pair of protocols (a before b) on the common items: accuracy difference b - a (points) with
-    a paired clustered bootstrap 95% interval, discordant counts, McNemar's exact p and Holm's adjustment."""
+    Newcombe's paired 95% interval, discordant counts, McNemar's exact p and Holm's adjustment."""
     common = common_items(long)
     rows = []
     for a, b in combinations(_order(long), 2):
@@ -649,7 +649,7 @@ def _chance(long: pd.DataFrame) -> float | None:
 
 
 def accuracy_figure(report: ProtocolReport, ax=None, title: str | None = None):
-    """Accuracy (%) per protocol on the common items with 95% clustered bootstrap intervals; chance dashed."""
+    """Accuracy (%) per protocol on the common items with 95% Wilson intervals; chance dashed."""
     acc = accuracy_table(report.long)
     own = ax is None
     if own:

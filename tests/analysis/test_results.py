@@ -56,8 +56,8 @@ def test_the_table_has_one_row_per_sub_run_with_percentages(top):
     assert len(lines) == 2 + 3
     m = _metrics(top / "mmmu" / "random")["overall"]
     cells = [c.strip() for c in lines[-1].strip("|").split("|")]
-    assert cells[:6] == ["mmmu/random", "mmmu", "overall", "random", "generation (official)", str(m["n"])]
-    assert cells[6:] == [f"{100 * m['accuracy']:.1f}", f"{100 * m['ci_low']:.1f}-{100 * m['ci_high']:.1f}",
+    assert cells[:7] == ["mmmu/random", "mmmu", "overall", "random", "demo data", "generation (official)", str(m["n"])]
+    assert cells[7:] == [f"{100 * m['accuracy']:.1f}", f"{100 * m['ci_low']:.1f}-{100 * m['ci_high']:.1f}",
                          str(m["failed"]), str(m["n/a"])]
 
 

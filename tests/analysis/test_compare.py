@@ -1,0 +1,91 @@
+"""`mmbench compare` (analysis/compare.py, analysis/export.py): runs side by side with their data source, n,
+accuracy and interval; paired tests (McNemar, Newcombe) only between different runs of one benchmark sharing items;
+any run folder level; text / markdown / latex / csv without `nan`."""
+import re
+
+import pytest
+
+from mmbench_lib.analysis import compare, export
+from mmbench_lib.analysis.reader import RunError
+from mmbench_lib.cli import main
+from mmbench_lib.core.uncertainty import compare_runs, wilson_interval
+from mmbench_lib.analysis.reader import load_run
+from mmbench_lib.pipeline import runs
+from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.published import load
+
+
+@pytest.fixture(scope="module")
+def folders(demo, tmp_path_factory):
+    root = tmp_path_factory.mktemp("compare")
+    a = root / "a" / "seed__random"  # a sub-run below a top folder, as the quickstart writes
+    runs.evaluate(RunConfig("seed", a, data=runs.demo_args("seed", demo), model="random:1", progress=False))
+    b = root / "b"
+    runs.evaluate(RunConfig("seed", b, data=runs.demo_args("seed", demo), model="random:2", limit=12, progress=False))
+    return root, a, b
+
+
+def test_runs_and_pairs(folders):
+    root, a, b = folders
+    t, pairs = compare.compare_tables([root / "a", b, b])  # b twice: one run, no pair with itself
+    assert list(t["run"]) == ["a/seed__random", "b"]
+    assert list(t["data"]) == ["demo data", "demo data, subset (n=12)"]
+    assert list(t["n"]) == [36, 12]
+    assert len(pairs) == 1
+    p = pairs.iloc[0]
+    direct = compare_runs(load_run(a).samples.to_dict("records"), load_run(b).samples.to_dict("records"))
+    assert p["n common"] == direct["n"] == 12  # the paired test runs on the items both scored
+    assert p["McNemar p"] == f"{direct['mcnemar_exact_p']:.3g}"
+    assert p["95% interval"] == f"{direct['low']:+.1f} to {direct['high']:+.1f}"
+    # the interval column is the one rule: Wilson of k/n (the demo's questions do not share images within b)
+    run_b = load_run(b).samples
+    k, n = int(run_b["correct"].astype(bool).sum()), len(run_b)
+    lo, hi = wilson_interval(k, n)
+    assert t.iloc[1]["95% interval"] == f"{100 * lo:.1f}-{100 * hi:.1f}"
+
+
+def test_any_level_and_a_missing_folder(folders):
+    root, a, _ = folders
+    t, _ = compare.compare_tables([a])  # the sub-run itself
+    assert list(t["run"]) == ["seed__random"]
+    with pytest.raises(RunError, match="no run folder"):
+        compare.compare_tables([root / "nope"])
+    (root / "empty").mkdir(exist_ok=True)
+    with pytest.raises(RunError, match="no finished run"):
+        compare.compare_tables([root / "empty"])
+
+def test_formats_never_print_nan():
+    df = load("seed1_table3")  # published tables have not-reported cells
+    assert df.isna().to_numpy().any()
+    for fmt in ("text", "markdown", "latex"):
+        out = export.render(df, fmt)
+        assert not re.search(r"\bnan\b", out, re.I), fmt
+        assert "n/a" in out
+    latex = export.render(df.head(2), "latex", caption="a_b & 10%")
+    assert latex.startswith("\\begin{table}") and "\\toprule" in latex and "a\\_b \\& 10\\%" in latex
+    assert "nan" not in export.render(df, "csv").lower() and ",\n" in export.render(df, "csv")  # missing: empty
+
+
+def test_cli(folders, capsys):
+    root, a, b = folders
+    assert main(["compare", str(a), str(b), "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "|run" in out and "McNemar p" in out and "nan" not in out
+    assert main(["compare", str(a), str(b), "--format", "csv", "--pairs"]) == 0
+    assert capsys.readouterr().out.startswith("benchmark,run a,run b,n common")
+    assert main(["published", "show", "seed1_table3", "--format", "markdown"]) == 0
+    assert "nan" not in capsys.readouterr().out
+    assert main(["published", "show", "seed1_table3", "--format", "latex"]) == 0
+    assert "\\begin{tabular}" in capsys.readouterr().out
+
+
+def test_samples_df_on_a_folder_of_sub_runs_names_them_and_a_real_command(folders, capsys):
+    from mmbench_lib.analysis.reader import samples_df
+    from mmbench_lib.cli import build_parser
+
+    root, a, _ = folders
+    with pytest.raises(RunError, match=r"a folder of sub-runs \['seed__random'\]") as e:
+        samples_df(root / "a")
+    command = str(e.value).split("`")[1].split()
+    assert command[0] == "mmbench" and build_parser().parse_args(command[1:]).func.__name__ == "cmd_compare"
+    assert main(command[1:]) == 0 and "seed__random" in capsys.readouterr().out

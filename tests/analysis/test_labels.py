@@ -1,0 +1,79 @@
+"""Runs labelled by what they are: a display name (``model_name``; a local folder by its name), the data source
+(demo data / full split / subset with n) in results rows and paper labels, the same run folded into one row and
+never paired with itself."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mmbench_lib import paper
+from mmbench_lib.analysis import results
+from mmbench_lib.analysis.plots import model_name
+from mmbench_lib.analysis.reader import load_run
+from mmbench_lib.pipeline import runs
+from mmbench_lib.pipeline.config import RunConfig
+
+
+@pytest.fixture(scope="module")
+def made(demo, tmp_path_factory):
+    root = tmp_path_factory.mktemp("labels")
+    named = root / "named"
+    runs.evaluate(RunConfig("seed", named, data=runs.demo_args("seed", demo), model="random:1", model_name="My VLM",
+                            progress=False))
+    # the same questions outside the demo folder (no demo stamp): a full split, then a subset of it
+    own = root / "data"
+    shutil.copytree(Path(demo["seed"]["annotation_file"]).parent, own)
+    args = {**runs.demo_args("seed", demo), "annotation_file": str(own / "SEED-Bench.json"), "image_root": str(own / "cc3m")}
+    args["video_roots"] = {k: str(own / "videos" / k) for k in args.get("video_roots") or {}}
+    full, part = root / "full", root / "part"
+    runs.evaluate(RunConfig("seed", full, data=args, model="random:1", progress=False))
+    runs.evaluate(RunConfig("seed", part, data=args, model="random:1", limit=10, progress=False))
+    return named, full, part
+
+
+def test_display_name_and_local_folders():
+    assert model_name("vlm:/ckpt/run-7/step-500/") == "step-500"
+    assert model_name("causal:~/models/mine") == "mine"
+    assert model_name("vlm:llava-hf/llava-1.5-7b-hf") == "vlm:llava-hf/llava-1.5-7b-hf"  # a hub id stays whole
+    assert model_name("smollm2") == "SmolLM2-135M-Instruct"
+
+
+def test_results_rows_name_model_and_data(made):
+    named, full, part = made
+    rows = {p.name: results.run_result(load_run(p), p) for p in made}
+    assert rows["named"]["model"] == "My VLM" and rows["named"]["data"] == "demo data"
+    assert rows["full"]["data"] == "full split"
+    assert rows["part"]["data"] == "subset (n=10)"
+    table = results.format_table(results.collect(named))
+    assert "My VLM" in table and "demo data" in table
+
+
+def test_paper_labels_say_demo_data(made):
+    named, full, part = made
+    assert paper.label_of(load_run(named)) == "My VLM [seed1-ppl, sum, demo data] (ours)"
+    assert paper.label_of(load_run(full)) == "Random Choice [seed1-ppl, sum] (ours)"  # a full split needs no note
+    assert "subset (n=10)" in paper.label_of(load_run(part))
+
+
+def test_the_same_run_twice_is_one_row_and_not_paired_with_itself(made, tmp_path):
+    named, full, part = made
+    copy = tmp_path / "copy"
+    shutil.copytree(named, copy)  # the same run in another folder (a copy, or the notebook's demo run named again)
+    folded = paper._as_runs([named, named, copy, full])
+    assert [r.folder for r in folded] == [named, full]
+    assert paper.paired_tests([named, copy]).empty
+    pairs = paper.paired_tests([named, copy, full])
+    assert len(pairs) == 1 and pairs.iloc[0]["run_a"] != pairs.iloc[0]["run_b"]
+    t3 = paper.seed1_table3([named, copy])
+    assert (t3["source"] == "ours").sum() == 1
+
+
+def test_figure_legends_carry_name_and_data(made):
+    from mmbench_lib.analysis import plots
+
+    named, full, part = made
+    metrics = {p.name: load_run(p).metrics for p in made}
+    assert plots.run_label(metrics["named"]) == "My VLM (seed1-ppl, sum), demo data"
+    assert plots.run_label(metrics["full"]) == "Random Choice (seed1-ppl, sum)"
+    assert plots.run_label(metrics["part"]) == "Random Choice (seed1-ppl, sum), subset (n=10)"
