@@ -140,6 +140,16 @@ class Progress:
         elif self.mode == "text":
             self._print(self.line() + (f" (resuming: {initial} done before)" if initial else ""))
             _STATE["active"] = self
+        self._stop = None
+        if self.mode == "text" and not _CONTEXT and self.every > 0:  # inside a context its own heartbeat speaks for the bar
+            self._stop = threading.Event()
+            threading.Thread(target=self._beat, args=(self._stop,), daemon=True).start()
+
+    def _beat(self, stop: threading.Event) -> None:
+        """Text mode: the line again, marked ``working``, after ``every`` seconds with none (one long batch)."""
+        while not stop.wait(max(0.05, min(1.0, self.every / 4))):
+            if self.mode == "text" and time.monotonic() - self.last_time >= self.every:
+                self._print(self.line() + ", working")
 
     def line(self, final: bool = False) -> str:
         """The text line for the current state."""
@@ -172,6 +182,8 @@ class Progress:
 
     def close(self) -> None:
         """The final line (or the bar closed)."""
+        if self._stop is not None:
+            self._stop.set()
         if self.bar is not None:
             self.bar.close()
             self.bar = None

@@ -121,3 +121,21 @@ def test_transformers_bars_follow_the_mode(monkeypatch, capsys):
     finally:
         hf_logging.set_tqdm_hook(None)
         (hf_logging.enable_progress_bar if was_active else hf_logging.disable_progress_bar)()
+
+
+def test_a_long_batch_is_not_silent_the_line_is_repeated_marked_working():
+    """One slow call (a batch of a hundred generations) between updates: after ``every`` seconds with no line,
+    the current line again, marked ``working``; none after the bar is closed."""
+    import time
+
+    out = io.StringIO()
+    with Progress(10, "mmmu smollm2", mode="text", out=out, every=0.3) as p:
+        time.sleep(1.0)
+        p.update(10)
+    closed = out.getvalue()
+    time.sleep(0.5)
+    lines = closed.splitlines()
+    working = [line for line in lines if line.endswith(", working")]
+    assert working and working[0].startswith("mmmu smollm2: 0/10 items (0%)"), lines
+    assert lines[-1].startswith("mmmu smollm2: 10/10 items (100%)") and "took" in lines[-1]
+    assert out.getvalue() == closed  # the heartbeat stopped with the bar
