@@ -328,6 +328,8 @@ def check_resume(folder: Path, notebook: Path, params: dict, known: dict) -> Non
     where, old, keys = previous
     old, new = _norm_split(old), _norm_split(effective_params(params, known))
     for key in keys:
+        if key == "max_new_tokens" and new.get(key) == 0:
+            continue  # 0: the prompt mode's default, resolved in the notebook (the run's own guard compares it)
         if key in old and key in new and _plain(old[key]) != _plain(new[key]):
             raise ParameterError(
                 f"run folder {folder} holds predictions made with {key}={old[key]!r} ({where}); this run asks for "
