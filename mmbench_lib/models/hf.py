@@ -293,12 +293,14 @@ class ImageTextToText(DecoderOnlyAdapter):
 
     def _videos(self, clips) -> dict:
         """Processor keywords for clips: each one video of its frames, never re-sampled by the processor, with
-        its frame rate (Qwen2.5-VL's temporal positions are in seconds; unknown: the processor's default)."""
+        its frame rate (Qwen2.5-VL's temporal positions are in seconds; unknown: the processor's default) and the
+        frames' indices in the clip (Qwen3-VL writes each temporal patch's time, index / fps, before it)."""
         clips = [c for c in clips if c is not None]
         if not clips:
             return {}
-        return {"videos": [list(c.frames) for c in clips], "do_sample_frames": False,
-                "video_metadata": [{"total_num_frames": len(c.frames), "fps": c.fps} for c in clips]}
+        return {"videos": [list(c.frames) for c in clips], "do_sample_frames": False,  # Qwen3-VL: timestamps from
+                "video_metadata": [{"total_num_frames": len(c.frames), "fps": c.fps,  # the clip's frame indices
+                                    "frames_indices": list(range(len(c.frames)))} for c in clips]}
 
     def prefix_inputs(self, prompt, images, chat, generation=False, video=None):
         text = self._text(prompt, images, chat, video)

@@ -22,11 +22,16 @@ from mmbench_lib.tasks.recipes import get_recipe, score_request
 from ..scores import assert_same_scores
 from .test_families import adapter
 
-NATIVE = ["tiny-qwen2-vl", "tiny-qwen2.5-vl", "tiny-llava-onevision", "tiny-llava-next-video"]
+#: Qwen3-VL: SEED-2's shipped frames have no frame rate; its processor writes each temporal patch's time from the
+#: frames' indices (missing before: every SEED-2 video item failed)
+NATIVE = ["tiny-qwen2-vl", "tiny-qwen2.5-vl", "tiny-llava-onevision", "tiny-llava-next-video", "tiny-qwen3-vl",
+          "tiny-qwen3-vl-moe"]
 #: the video placeholder token each native family's processor expands
-VIDEO_TOKEN = {"tiny-qwen2-vl": "<|video_pad|>", "tiny-qwen2.5-vl": "<|video_pad|>", "tiny-llava-onevision": "<video>",
+VIDEO_TOKEN = {"tiny-qwen2-vl": "<|video_pad|>", "tiny-qwen2.5-vl": "<|video_pad|>", "tiny-qwen3-vl": "<|video_pad|>",
+               "tiny-qwen3-vl-moe": "<|video_pad|>", "tiny-llava-onevision": "<video>",
                "tiny-llava-next-video": "<video>"}
-IMAGE_TOKEN = {"tiny-qwen2-vl": "<|image_pad|>", "tiny-qwen2.5-vl": "<|image_pad|>", "tiny-llava-onevision": "<image>",
+IMAGE_TOKEN = {"tiny-qwen2-vl": "<|image_pad|>", "tiny-qwen2.5-vl": "<|image_pad|>", "tiny-qwen3-vl": "<|image_pad|>",
+               "tiny-qwen3-vl-moe": "<|image_pad|>", "tiny-llava-onevision": "<image>",
                "tiny-llava-next-video": "<image>"}
 #: LLaVA-style video tokens: 32/8 = 4x4 patches per frame, 2x2-pooled to 4, plus OneVision's one newline token
 POOLED_PER_FRAME, NEWLINE = 4, {"tiny-llava-onevision": 1, "tiny-llava-next-video": 0}
