@@ -142,12 +142,14 @@ _NOT_IDENTITY = ("out_dir", "parameters", "progress", "retry_failed", "batch_siz
 
 def _identity(run: Run) -> str:
     """What makes two run folders the same run: the same settings (the manifest's config without where and how fast)
-    on the same data files; a run without a recorded config is itself only."""
+    on the same data files with the same answers; a run without a recorded config is itself only."""
     config = run.manifest.get("config") or {}
     if not config:
         return str(Path(run.folder).resolve())
     same = {k: v for k, v in config.items() if k not in _NOT_IDENTITY}
-    return json.dumps([run.benchmark, same, run.manifest.get("data_sha256"), run.manifest.get("n_items")],
+    s = run.samples  # and the same answers (an edited copy is another run)
+    answers = sorted(zip(s["id"].astype(str), s["prediction"].astype(str), s["correct"].astype(str))) if len(s) else []
+    return json.dumps([run.benchmark, same, run.manifest.get("data_sha256"), run.manifest.get("n_items"), answers],
                       sort_keys=True, default=str)
 
 

@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from mmbench_lib.core.uncertainty import wilson_interval
+
 from mmbench_lib import published
 from mmbench_lib.paper import ours
 from mmbench_lib import paper
@@ -46,7 +48,11 @@ def test_the_bootstrap_resamples_clusters_not_questions():
     rows = _rows([(1, "A", 1, "ok"), (1, "A", 1, "ok"), (1, "B", 0, "ok"), (1, "B", 0, "ok")])
     est = ours.estimate(rows, [Column("acc", every)], n_resamples=500)
     assert set(np.unique(est.draws["acc"])) <= {0.0, 50.0, 100.0}  # never 25 or 75: questions stay together
-    assert est.low["acc"] == 0.0 and est.high["acc"] == 100.0
+    # the interval of this proportion is the one rule: Wilson on the effective n, here the 2 images (deff = 4 -> n/deff = 1,
+    # floored at the number of clusters): Wilson 1/2 = [9.5, 90.5]
+    lo, hi = wilson_interval(1, 2)
+    assert (est.low["acc"], est.high["acc"]) == pytest.approx((100 * lo, 100 * hi))
+    assert (100 * lo, 100 * hi) == pytest.approx((9.45, 90.55), abs=0.01)
 
 
 def test_a_column_with_an_na_question_is_na():
@@ -274,6 +280,7 @@ def test_runs_with_the_same_folder_name_in_two_run_ids_stay_apart(demo_runs, tmp
     mine = df[df["source"] == "ours"]
     assert len(set(mine["run"])) == 2 and len(set(mine["model"])) == 2  # labels told apart by their paths
     by_run = mine.set_index("run")
+    # l1_acc is a mean of dimension accuracies (Table 2): not a proportion, its interval stays the bootstrap's
     assert by_run.loc[str(copy), "l1_acc"] == 100.0 and by_run.loc[str(copy), "l1_acc_ci_low"] == 100.0
     other = by_run.drop(index=str(copy)).iloc[0]
     assert other["l1_acc"] < 100.0 and other["l1_acc_ci_high"] < 100.0 + 1e-9
