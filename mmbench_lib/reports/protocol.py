@@ -465,13 +465,15 @@ class ProtocolReport:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """accuracy, agreement (answers), agreement_correct, tests, deltas, flips, sources (, seeds)."""
-        out = {
-            "accuracy": accuracy_table(self.long),
-            "agreement": agreement_matrix(self.long, "prediction").reset_index(names="protocol"),
-            "agreement_correct": agreement_matrix(self.long, "correct").reset_index(names="protocol"),
-            "tests": pairwise_tests(self.long), "deltas": group_deltas(self.long, self.by),
-            "flips": flips(self.long), "sources": self.sources,
-        }
+        k = len(_order(self.long))
+        with subruns.step(f"{self.benchmark} tables: {k} protocols, bootstrap intervals, {k * (k - 1) // 2} paired tests"):
+            out = {
+                "accuracy": accuracy_table(self.long),
+                "agreement": agreement_matrix(self.long, "prediction").reset_index(names="protocol"),
+                "agreement_correct": agreement_matrix(self.long, "correct").reset_index(names="protocol"),
+                "tests": pairwise_tests(self.long), "deltas": group_deltas(self.long, self.by),
+                "flips": flips(self.long), "sources": self.sources,
+            }
         if self.seed_table is not None:
             out["fallback_seeds"] = pd.DataFrame([self.seed_summary])
         return out
@@ -568,10 +570,10 @@ def parser_report(benchmark: str, source, out_dir, model: str = "smollm2", split
     run = reader.load_run(made["run"]["folder"])
     with tempfile.TemporaryDirectory() as tmp:
         files = _official_files(run, Path(tmp))
-        print(f"{benchmark}: re-scoring {len(ids)} stored responses by {len(chosen)} parser variants, then "
-              f"{seeds} fallback seeds", flush=True)
-        long = parser_long(run, chosen, files)
-        seed_table, seed_summary = fallback_seeds(benchmark, files, range(seeds))
+        with subruns.step(f"{benchmark}: re-scoring {len(ids)} stored responses by {len(chosen)} parser variants, "
+                          f"then {seeds} fallback seeds"):
+            long = parser_long(run, chosen, files)
+            seed_table, seed_summary = fallback_seeds(benchmark, files, range(seeds))
     long = long[long["id"].isin(ids)].reset_index(drop=True)
     how = (lambda p: "rescoring.score_responses(" + ", ".join(f"{k}={v!r}" for k, v in p.rescore.items()) + ")")
     return ProtocolReport(benchmark, model, long, _sources(chosen, made, how), by="dimension",
