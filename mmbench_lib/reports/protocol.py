@@ -474,13 +474,15 @@ class ProtocolReport:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """accuracy, agreement (answers), agreement_correct, tests, deltas, flips, sources (, seeds)."""
-        out = {
-            "accuracy": accuracy_table(self.long),
-            "agreement": agreement_matrix(self.long, "prediction").reset_index(names="protocol"),
-            "agreement_correct": agreement_matrix(self.long, "correct").reset_index(names="protocol"),
-            "tests": pairwise_tests(self.long), "deltas": group_deltas(self.long, self.by),
-            "flips": flips(self.long), "sources": self.sources,
-        }
+        k = len(_order(self.long))
+        with subruns.step(f"{self.benchmark} tables: {k} protocols, bootstrap intervals, {k * (k - 1) // 2} paired tests"):
+            out = {
+                "accuracy": accuracy_table(self.long),
+                "agreement": agreement_matrix(self.long, "prediction").reset_index(names="protocol"),
+                "agreement_correct": agreement_matrix(self.long, "correct").reset_index(names="protocol"),
+                "tests": pairwise_tests(self.long), "deltas": group_deltas(self.long, self.by),
+                "flips": flips(self.long), "sources": self.sources,
+            }
         if self.seed_table is not None:
             out["fallback_seeds"] = pd.DataFrame([self.seed_summary])
         return out
@@ -594,18 +596,19 @@ def parser_report(benchmark: str, source, out_dir, model: str = "smollm2", split
     if shard[1] > 1:
         return None
     seed_table = seed_summary = None  # the fallback seeds of the official run read by the official parser
-    print(f"{benchmark}: re-scoring {len(ids)} stored responses by {len(chosen)} protocols, then {seeds} fallback "
-          f"seeds", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for gen_mode in gen_modes:
-            official = gen_mode == "official"
-            run = reader.load_run(made[gen_mode]["folder"])
-            for read in dict.fromkeys(p.prompt_mode for p in chosen if run_mode(p) == gen_mode):
-                where = Path(tmp) / f"{gen_mode}__{read}"
-                files = _official_files(run, where, read)
-                long.append(parser_long(run, [p for p in chosen if p.prompt_mode == read and run_mode(p) == gen_mode], files))
-                if official and read == "official":
-                    seed_table, seed_summary = fallback_seeds(benchmark, files, range(seeds))
+        with subruns.step(f"{benchmark}: re-scoring {len(ids)} stored responses by {len(chosen)} protocols, "
+                          f"then {seeds} fallback seeds"):
+            for gen_mode in gen_modes:
+                official = gen_mode == "official"
+                run = reader.load_run(made[gen_mode]["folder"])
+                for read in dict.fromkeys(p.prompt_mode for p in chosen if run_mode(p) == gen_mode):
+                    where = Path(tmp) / f"{gen_mode}__{read}"
+                    files = _official_files(run, where, read)
+                    long.append(parser_long(run, [p for p in chosen if p.prompt_mode == read and run_mode(p) == gen_mode],
+                                            files))
+                    if official and read == "official":
+                        seed_table, seed_summary = fallback_seeds(benchmark, files, range(seeds))
     order = [p.label for p in chosen]
     long = pd.concat(long, ignore_index=True)
     long = long[long["id"].isin(ids)].sort_values("protocol", key=lambda c: c.map(order.index), kind="stable")
