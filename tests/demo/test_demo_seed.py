@@ -58,6 +58,9 @@ def test_deterministic(demo, tmp_path):
     for rel, p in a.items():
         if p.read_bytes() == b[rel].read_bytes():
             continue
+        if rel == "paths.json":  # the demo stamp names where each build lies: equal up to its root
+            assert p.read_text().replace(str(first), "<root>") == b[rel].read_text().replace(str(tmp_path), "<root>")
+            continue
         # an encoder may embed varying metadata (and x264 was seen, once in a full CI-length run, to
         # encode a clip differently): then the decoded frames must still agree, to the pixel level.
         # SEED-2's video frames (tasks 20-22) are decoded from those clips, so they inherit the same
