@@ -237,7 +237,8 @@ def _score_merged(config: RunConfig, store: RunStore) -> dict:
     _rows, metrics = score_run(items, store, use_random=config.use_random, mode=config.prompt_mode)
     man = store.manifest()
     metrics.update(model=(man.get("generation") or {}).get("model"), baseline=config.baseline,
-                   label=label_for(config.model, config.baseline), max_new_tokens=config.max_new_tokens)
+                   label=label_for(config.model, config.baseline), max_new_tokens=config.max_new_tokens,
+                   model_name=config.model_name or None, data=describe_data(config.to_dict(), len(items)))
     if man.get("ocr"):  # the LLM + OCR baseline: its reader as one process records it, tesseract calls summed
         label = Path(config.out_dir).name
         shard_metrics = sorted(Path(config.out_dir).parent.glob(f"{SHARDS}/*/{label}/metrics*.json"))

@@ -13,6 +13,7 @@ import json
 import zlib
 from pathlib import Path
 
+from mmbench_lib.core.datasource import describe as describe_data
 from mmbench_lib.core.metrics import summarize
 from mmbench_lib.core.store import RunStore, read_jsonl, write_json_atomic
 from mmbench_lib.pipeline.selection import selection_change, selection_of
@@ -193,6 +194,8 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
     shard_metrics = shards[(0, n)].with_name(shards[(0, n)].name.replace("manifest", "metrics"))
     if shard_metrics.is_file():
         metrics.update({k: v for k, v in json.loads(shard_metrics.read_text(encoding="utf-8")).items() if k not in counted})
+    if "data" in metrics:  # a shard is "a subset"; the merged run is what one process would have scored
+        metrics["data"] = describe_data(first.get("config") or {"data": first.get("data") or {}}, len(rows_by_id))
     store.write_metrics(metrics)
     write_json_atomic(Path(out_dir) / "merge.json", {"shards": n, "items": len(rows_by_id)})
     return metrics
