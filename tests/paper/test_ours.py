@@ -196,7 +196,7 @@ def test_image_type_table_and_chart_take_our_mmmu_runs(demo_runs):
     fig = paper.mmmu_image_types(table)
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert labels[:2] == ours_cols or set(labels[:2]) == set(ours_cols)  # ours drawn first
-    assert "bootstrap" in " ".join(t.get_text() for t in fig.texts)
+    assert "95% Wilson intervals" in " ".join(t.get_text() for t in fig.texts)  # the one interval rule
     matplotlib.pyplot.close(fig)
 
 
