@@ -26,7 +26,7 @@ def end_report(out_dir, papers: str, files: dict, our_runs) -> dict:
         try:
             rows += [_typed(r) for r in table_rows(collect(run))]
         except RunError as e:  # a run folder that cannot be read still gets its row, with the reason
-            rows.append([Path(run).name, "?", str(e)[:80], "", "", "", "", "", "", ""])
+            rows.append([Path(run).name, "?", str(e)[:80]] + [""] * (len(COLUMNS) - 3))
     ours = f"our rows from {len(rows)} run(s)" if rows else "no runs of ours added (runs = [], demo = False)"
     body = {"name": f"Paper tables and figures ({papers}): {len(tables)} tables and {len(figures)} figures in {out_dir}; {ours}",
             "columns": list(COLUMNS), "rows": rows, "notes": "accuracy and interval in %",
