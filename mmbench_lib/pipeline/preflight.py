@@ -333,6 +333,9 @@ RUN_VALUES = ("runs", "compare_runs", "source_run")
 NOT_PATHS = {"generated_dir": ("demo",)}
 
 
+PATH_MAX = 4096  # bytes in a Linux path
+
+
 def _absolute(value: str, cwd: Path) -> str:
     p = Path(value).expanduser()
     return str(p if p.is_absolute() else (cwd / p).absolute())
@@ -356,8 +359,8 @@ def absolute_paths(params: dict, cwd: Path | str | None = None) -> dict:
     cwd = Path(cwd or os.getcwd()).absolute()
 
     def one(name, v, maybe_name=False):
-        if not isinstance(v, str) or not v or v in NOT_PATHS.get(name, ()) or Path(v).is_absolute():
-            return v
+        if not isinstance(v, str) or not v or v in NOT_PATHS.get(name, ()) or len(v) > PATH_MAX or Path(v).is_absolute():
+            return v  # (longer than a path can be: left as given, for the size check to name it)
         if maybe_name and not ((cwd / v).exists() or _looks_like_path(v)):
             return v
         return _absolute(v, cwd)
