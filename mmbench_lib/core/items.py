@@ -94,9 +94,32 @@ class DataError(ValueError):
         self.path, self.item_id, self.field = str(path), item_id, field
 
 
+#: the largest text file (an annotation JSON, a JSON-lines file) read whole: SEED-Bench-2's JSON is ~30 MB
+MAX_TEXT_BYTES = 1 << 30
+
+
+def regular_file(path, limit: int | None = None) -> Path:
+    """``path`` when it is a regular file of at most ``limit`` bytes; ``DataError`` otherwise (a FIFO, a
+    device or a folder is never opened: reading one could block or never end)."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except OSError as e:
+        raise DataError(str(p), f"cannot be read ({e.strerror or e})") from None
+    import stat
+
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "not a regular file"
+        raise DataError(str(p), f"expected a data file, found {kind}")
+    if limit is not None and st.st_size > limit:
+        raise DataError(str(p), f"file of {st.st_size:,} bytes is larger than the {limit:,} bytes read whole")
+    return p
+
+
 def read_utf8(path) -> str:
-    """The file's text; not UTF-8 raises ``DataError`` naming the file and line."""
-    raw = Path(path).read_bytes()
+    """The file's text; not UTF-8 raises ``DataError`` naming the file and line; a file that is not a
+    regular file, or larger than ``MAX_TEXT_BYTES``, is a ``DataError`` before anything is read."""
+    raw = regular_file(path, MAX_TEXT_BYTES).read_bytes()
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:

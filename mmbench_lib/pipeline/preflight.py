@@ -30,7 +30,6 @@ from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, rank_problem
 from mmbench_lib.pipeline.baselines import BASELINES, refusal
 from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES, ENDPOINT_KEYS
 from mmbench_lib.core.items import DataError
-from mmbench_lib.tasks import copies
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task, task_names
 from mmbench_lib.tasks.recipes import RECIPES
 
@@ -193,18 +192,18 @@ def check_source(benchmark: str, source) -> None:
 
 
 def check_data(benchmark: str, values: dict) -> None:
-    """A cheap look at the data the run will read (``tasks.copies.probe``: layout, columns, first rows),
-    before the run folder exists: ``annotation_file`` for a ranking benchmark, ``source`` for a
-    generation one. Empty means the demo set."""
+    """A cheap look at the data the run will read (the task's ``probe``: layout, columns, first rows),
+    before the run folder exists: the task's ``data_key`` (``annotation_file`` for a ranking benchmark,
+    ``source`` for a generation one). Empty means the demo set."""
     task = get_task(benchmark)
-    name = "source" if task.protocol == "generation" else "annotation_file"
+    name = task.data_key
     value = values.get(name)
     if not value or not isinstance(value, str):
         return
     local = resolve(value)
     try:
-        copies.probe(task.name, str(local) if local.exists() or name == "annotation_file" else value,
-                     values.get("split") or None, task.dimensions or None)
+        task.probe(str(local) if local.exists() or name == "annotation_file" else value, values.get("split") or None,
+                   values)
     except DataError as e:
         raise BadValue(name, str(e)) from None
 

@@ -12,12 +12,14 @@ from mmbench_lib.core.paths import PathEscape, inside
 
 def read_json(path: str | os.PathLike) -> object:
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise DataError(str(path), "annotation file not found")
     try:
-        return json.loads(read_utf8(path))  # not UTF-8: DataError naming the file and line
+        return json.loads(read_utf8(path))  # not UTF-8, not a regular file, too large: DataError naming the file
     except json.JSONDecodeError as e:
         raise DataError(str(path), f"not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
+    except RecursionError:
+        raise DataError(str(path), "not valid JSON (nested deeper than the JSON reader allows)") from None
 
 
 def require(record: dict, key: str, path, item_id, types=None):

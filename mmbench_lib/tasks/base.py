@@ -40,7 +40,10 @@ data
     ``demo_keys`` / ``demo_filters``). ``path_parameters``: the loader arguments that name files or
     folders (or dicts of them), resolved from the repository root and checked to exist;
     :meth:`data_parameters`: every argument the loader takes; :meth:`takes_split`: whether it selects a
-    split (a SEED file is one test set).
+    split (a SEED file is one test set). ``layouts``: the copies of the data the loader reads
+    (:class:`Layout`: official, hub parquet, VLMEvalKit TSV, the task's extras); ``data_key``: the loader
+    argument naming the data; :meth:`probe` ``(location, split)``: which layout a path is, after a cheap
+    look (``DataError`` otherwise), what ``mmbench run`` asks before the run folder exists.
 parameters and checks (run by ``pipeline.preflight`` before any folder is made; each raises ValueError
 with one line saying what is accepted)
     :meth:`check_split`, :meth:`check_selection` (``subjects`` / ``dimensions``; the SEED family's
@@ -72,6 +75,7 @@ import difflib
 import importlib
 import inspect
 import pkgutil
+from dataclasses import dataclass
 from types import ModuleType
 from typing import ClassVar
 
@@ -79,6 +83,17 @@ from mmbench_lib.core.items import Item
 from mmbench_lib.tasks.modes import OFFICIAL, PromptMode, answer_line
 
 PROTOCOLS = ("ranking", "generation")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One copy of a benchmark's data that its loader reads: ``key`` (what :meth:`Task.probe` returns),
+    ``what`` (one line: the files, as the user holds them) and ``extra``: the other loader arguments it
+    needs besides the data itself (e.g. ``image_root``; ``frames_root`` for SEED v1's frame folders)."""
+
+    key: str
+    what: str
+    extra: tuple[str, ...] = ()
 
 
 class UnknownTask(ValueError):
@@ -105,6 +120,9 @@ class Task:
     group_kind: ClassVar[str] = "dimension"
     numbered_dimensions: ClassVar[bool] = False
     hub_id: ClassVar[str | None] = None
+    #: the copies of the data the loader reads, and the loader argument naming the data
+    layouts: ClassVar[tuple[Layout, ...]] = ()
+    data_key: ClassVar[str] = "annotation_file"
     demo_source_key: ClassVar[str] = "root"
     path_parameters: ClassVar[tuple[str, ...]] = ()
     parameter_choices: ClassVar[dict[str, tuple]] = {}
@@ -150,6 +168,18 @@ class Task:
     def demo_args(self, paths: dict, **filters) -> dict:
         """``load_items`` arguments for this task's demo set; ``paths``: ``mmbench_lib.demo.make_demo``'s result."""
         raise ValueError(f"no demo set for {self.name!r}")
+
+    def probe(self, location, split: str | None = None) -> str:
+        """The key of the layout ``location`` (the ``data_key`` value) is, after a cheap look at its layout,
+        columns and first rows; ``DataError`` naming the file, what was expected and what was found."""
+        raise NotImplementedError(f"{self.name} declares no probe")
+
+    def layout(self, key: str) -> Layout:
+        """The declared layout ``key`` (KeyError otherwise)."""
+        for x in self.layouts:
+            if x.key == key:
+                return x
+        raise KeyError(key)
 
     # ------------------------------------------------------------------ checks
     def resolve_split(self, split: str | None) -> str:
@@ -249,6 +279,8 @@ class Task:
         for g, ids in self.groups.items():
             if any(i not in self.dimensions for i in ids):
                 out.append(f"group {g!r} names an unknown dimension id")
+        if not self.layouts or type(self).probe is Task.probe:
+            out.append("layouts (the copies the loader reads) and probe() are required")
         if self.group_kind not in ("dimension", "subject", "category"):
             out.append(f"group_kind must be dimension, subject or category, got {self.group_kind!r}")
         if self.protocol == "generation":
@@ -275,6 +307,7 @@ class GenerationTask(Task):
 
     protocol = "generation"
     demo_source_key = "source"
+    data_key = "source"
     #: the loader's keyword for the selection the user calls ``subjects``
     subjects_arg: ClassVar[str] = "subjects"
 

@@ -24,8 +24,9 @@ from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks import cmmmu_parser as parser
 from mmbench_lib.tasks.modes import OFFICIAL, cot_modes, modes_of
 from mmbench_lib.tasks.copies import mmmu as copies
+from mmbench_lib.tasks.copies import tables
 from mmbench_lib.tasks._common import media_path
-from mmbench_lib.tasks.base import GenerationTask, register_task
+from mmbench_lib.tasks.base import GenerationTask, Layout, register_task
 from mmbench_lib.tasks.recipes import Protocol
 from mmbench_lib.tasks.mmmu import HUB_ID_RE, write_image
 from mmbench_lib.tasks.mmmu import default_cache_dir
@@ -301,6 +302,62 @@ def detect_layout(source) -> tuple[str, Path | None]:
     return "hub", None
 
 
+def _tsv_row(r: dict, path) -> dict:
+    """A ``CMMMU_VAL.tsv`` row (VLMEvalKit ``cmmmu.py``) as a per-category hub row: its images, in the order of
+    the ``<img="...">`` tags, become ``image_i`` / ``image_i_filename``."""
+    qid = r.get("id") or r["index"]
+    options = [r.get(f"option{i}") or "" for i in range(1, 5)] if r.get("type") == "选择" else []
+    tags = image_tags(r.get("question") or "", options)
+    images = tables.image_list(r.get("image"), path, qid, "image")
+    if len(images) != len(tags):
+        raise DataError(str(path), f"expected one image per <img> tag ({len(tags)}), found {len(images)}", qid, "image")
+    rec = {k: v for k, v in r.items() if k not in ("image", "index", "split")}
+    rec["id"] = qid
+    for i, (tag, data) in enumerate(zip(tags, images), 1):
+        rec[f"image_{i}"], rec[f"image_{i}_filename"] = {"bytes": data, "path": None}, tag
+    return rec
+
+
+#: what the merged hub copy and the VLMEvalKit TSV hold (``tasks/copies/mmmu.py``)
+COPY_SHAPE = copies.RowsShape(
+    "CMMMU", ("id", "type", "question", "answer", "subcategory"), "CMMMU_*.tsv",
+    ("index", "question", "type", "answer", "category", "image"), _tsv_row,
+    lambda row: {"validation": "val"}.get(row.get("split"), row.get("split")) if row.get("split") else None)
+JSONL_NEEDED = ("id", "type", "question", "subcategory")
+
+
+def probe(source, split: str | None = None) -> str:
+    """A cheap look at ``source``: ``official`` (``cmmmu-data-<split>/<category>/<category>.jsonl``), ``per-config``
+    (``<category>/<split>-*.parquet``), ``merged``, ``tsv`` or ``hub`` (a hub id); DataError otherwise."""
+    import json
+
+    split = SPLIT_ALIASES.get(split, split) if split else DEFAULT_SPLIT
+    hub = not Path(str(source)).exists()
+    kind = copies.probe(COPY_SHAPE, source, split)
+    folder = tables.local_source(source) if kind == "native" else None
+    if folder is None:
+        return "hub" if hub else kind
+    folder = Path(folder)
+    jsonl = sorted(folder.glob(f"cmmmu-data-{split}/*/*.jsonl")) or sorted(folder.glob("*/*.jsonl"))
+    if jsonl:
+        with open(tables.regular_file(jsonl[0]), encoding="utf-8", errors="replace") as f:
+            first = f.readline(1 << 24)
+        try:
+            rec = json.loads(first) if first.strip() else {}
+        except (json.JSONDecodeError, RecursionError):
+            raise DataError(str(jsonl[0]), "expected JSON lines, found invalid JSON on line 1") from None
+        tables.require_columns(jsonl[0], rec if isinstance(rec, dict) else {}, JSONL_NEEDED, "the CMMMU JSONL")
+        return "hub" if hub else "official"
+    files = sorted(folder.glob(f"*/{split}-*.parquet"))
+    if not files:
+        raise DataError(str(folder), f"expected the CMMMU official layout (cmmmu-data-{split}/<category>/<category>.jsonl), "
+                                     f"the per-category hub layout (<category>/{split}-*.parquet), the merged hub layout "
+                                     f"(data/{split}-*.parquet) or a VLMEvalKit TSV; found "
+                                     f"{sorted(p.name for p in folder.iterdir())[:8]}")
+    tables.require_columns(files[0], tables.parquet_columns(files[0]), JSONL_NEEDED, "the CMMMU hub parquet")
+    return "hub" if hub else "per-config"
+
+
 def load(source: str | os.PathLike = HUB_ID, split: str = "val", categories: list[str] | str | None = None,
          cache_dir: str | os.PathLike | None = None) -> list[Item]:
     """Items of the given categories (default all six) and split, in official category order.
@@ -316,7 +373,7 @@ def load(source: str | os.PathLike = HUB_ID, split: str = "val", categories: lis
     if split not in SPLITS:
         raise ValueError(f"unknown CMMMU split {split!r}; use one of {SPLITS}")
     source = copies.native_source(source)  # a hub id held in the local hub cache: its folder
-    copy = copies.rows(BENCHMARK, source, split, image_tags)  # the merged hub copy or the VLMEvalKit TSV
+    copy = copies.rows(COPY_SHAPE, source, split)  # the merged hub copy or the VLMEvalKit TSV
     if copy is not None:
         cache = Path(cache_dir) if cache_dir is not None else default_cache_dir(str(source), BENCHMARK)
         return _items_of_rows(copy[0], copy[1], split, categories, cache, copy[2])
@@ -477,6 +534,13 @@ class CMMMUTask(GenerationTask):
     group_kind = "category"
     subjects_arg = "categories"
     hub_id = HUB_ID
+    layouts = (
+        Layout("official", "the official release: cmmmu-data-<split>/<category>/<category>.jsonl with the images beside"),
+        Layout("per-config", "the hub's per-category layout (m-a-p/CMMMU): <category>/<split>-*.parquet"),
+        Layout("merged", "the merged hub copy (lmms-lab/CMMMU): data/<split>-*.parquet, or one such file"),
+        Layout("hub", "a hub id (m-a-p/CMMMU, lmms-lab/CMMMU) held in the local hub cache"),
+        Layout("tsv", "VLMEvalKit CMMMU_VAL.tsv (val; images in the order of the <img> tags)"),
+    )
     ocr_lang = OCR_LANG
     demo_source_key = "root"  # the demo writes the official layout under <root>/cmmmu-data-<split>/
     official_output = "responses-and-gold-jsonl"  # responses.jsonl {id, type, response} + gold rows (§4.5)
@@ -494,6 +558,9 @@ class CMMMUTask(GenerationTask):
 
     def resolve_subject(self, name: str) -> str:
         return resolve_category(name)
+
+    def probe(self, location, split=None, args: dict | None = None) -> str:
+        return probe(location, split)
 
     def fallback_wins(self, row: dict, options: tuple) -> tuple:
         judge = parser.eval_multi_choice if row["type"] == "选择" else parser.eval_true_false

@@ -23,8 +23,9 @@ from mmbench_lib.core.paths import PathEscape, inside, safe_name
 from mmbench_lib.tasks import mmmu_parser as parser
 from mmbench_lib.tasks import mmmu_pro_parser
 from mmbench_lib.tasks.modes import OFFICIAL, cot_modes, modes_of
-from mmbench_lib.tasks.base import GenerationTask, register_task
+from mmbench_lib.tasks.base import GenerationTask, Layout, register_task
 from mmbench_lib.tasks.copies import mmmu as copies
+from mmbench_lib.tasks.copies import tables
 from mmbench_lib.tasks.copies.tables import default_cache_dir  # noqa: F401 - re-exported (cmmmu, callers)
 from mmbench_lib.tasks.copies.tables import read_parquet
 from mmbench_lib.tasks.recipes import Protocol
@@ -320,6 +321,46 @@ def apply_answers(items: list[Item], path) -> list[Item]:
     return items
 
 
+def _tsv_row(r: dict, path) -> dict:
+    """A ``MMMU_DEV_VAL.tsv`` row (VLMEvalKit ``MMMUDataset``) as a per-config hub row: lettered options
+    ``A``..``I`` (none for an open question), the ``id`` column or ``<split>_<category>_<index>``."""
+    letters = [c for c in "ABCDEFGHI" if r.get(c) is not None]
+    qid = r.get("id") or f"{r.get('split')}_{str(r['category']).replace(' ', '_')}_{r['index']}"
+    images = tables.image_list(r.get("image"), path, qid, "image")
+    rec = {"id": qid, "question": r.get("question") or "", "options": repr([r[c] for c in letters]),
+           "question_type": "multiple-choice" if letters else "open", "answer": r.get("answer"),
+           **{k: r.get(k) for k in ("explanation", "img_type", "topic_difficulty", "subfield") if r.get(k) is not None}}
+    for k, data in enumerate(images, 1):
+        rec[f"image_{k}"] = {"bytes": data, "path": None}
+    return rec
+
+
+#: what the merged hub copy and the VLMEvalKit TSV hold (``tasks/copies/mmmu.py``)
+COPY_SHAPE = copies.RowsShape(
+    "MMMU", ("id", "question", "options", "answer", "question_type"), "MMMU_*.tsv",
+    ("index", "question", "answer", "category", "split", "image"), _tsv_row,
+    lambda row: {"val": "validation"}.get(row.get("split"), row.get("split")))
+
+
+def probe(source, split: str | None = None) -> str:
+    """A cheap look at ``source``: ``per-config`` (``<Subject>/<split>-*.parquet``), ``merged``, ``tsv`` or
+    ``hub`` (a hub id: held in the local hub cache, its layout probed too); DataError otherwise."""
+    split = SPLIT_ALIASES.get(split, split) if split else DEFAULT_SPLIT
+    hub = not Path(str(source)).exists()
+    kind = copies.probe(COPY_SHAPE, source, split)
+    if kind == "native":
+        folder = tables.local_source(source)
+        if folder is not None:
+            files = sorted(Path(folder).glob(f"*/{split}-*.parquet"))
+            if not files:
+                raise DataError(str(folder), f"expected the MMMU per-subject layout (<Subject>/{split}-*.parquet), the "
+                                             f"merged hub layout (data/{split}-*.parquet) or a VLMEvalKit TSV; found "
+                                             f"{sorted(p.name for p in Path(folder).iterdir())[:8]}")
+            tables.require_columns(files[0], tables.parquet_columns(files[0]), COPY_SHAPE.columns, "the MMMU hub parquet")
+        kind = "per-config"
+    return "hub" if hub else kind
+
+
 def load(source: str | os.PathLike = HUB_ID, split: str = "validation", subjects: list[str] | str | None = None,
          cache_dir: str | os.PathLike | None = None, answers: str | os.PathLike | None = None) -> list[Item]:
     """Items of the given subjects (default all; names, short keys or spaced names) and split.
@@ -341,7 +382,7 @@ def _load(source, split, subjects, cache_dir) -> list[Item]:
     if split not in SPLITS:
         raise ValueError(f"unknown MMMU split {split!r}; use one of {SPLITS}")
     source = copies.native_source(source)  # a hub id held in the local hub cache: its folder
-    copy = copies.rows(BENCHMARK, source, split)  # the merged hub copy or the VLMEvalKit TSV
+    copy = copies.rows(COPY_SHAPE, source, split)  # the merged hub copy or the VLMEvalKit TSV
     if copy is not None:
         cache = Path(cache_dir) if cache_dir is not None else default_cache_dir(str(source))
         return _items_of_rows(copy[0], copy[1], split, subjects, cache, copy[2])
@@ -533,6 +574,12 @@ class MMMUTask(GenerationTask):
     groups = GROUPS
     group_kind = "subject"
     hub_id = HUB_ID
+    layouts = (
+        Layout("per-config", "the hub's per-subject layout (MMMU/MMMU): <Subject>/<split>-*.parquet"),
+        Layout("merged", "the merged hub copy (lmms-lab/MMMU): data/<split>-*.parquet, or one such file"),
+        Layout("hub", "a hub id (MMMU/MMMU, lmms-lab/MMMU) held in the local hub cache"),
+        Layout("tsv", "VLMEvalKit MMMU_DEV_VAL.tsv (dev + validation; lettered options, base64 images)"),
+    )
     ocr_lang = OCR_LANG
     official_output = "subject-folders"  # <root>/<Subject>/output.json (MMMU's main_parse_and_eval)
     deviations = DEVIATIONS
@@ -551,6 +598,9 @@ class MMMUTask(GenerationTask):
 
     def resolve_subject(self, name: str) -> str:
         return resolve_subject(name)
+
+    def probe(self, location, split=None, args: dict | None = None) -> str:
+        return probe(location, split)
 
     def fallback_wins(self, row: dict, options: tuple) -> tuple:
         gold = parser.parse_gold(row["answer"])

@@ -28,6 +28,8 @@ from pathlib import Path
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.core.metrics import entry
 from mmbench_lib.core.store import write_json_atomic
+from mmbench_lib.tasks.copies import tables as copy_tables
+from mmbench_lib.tasks.copies.mmmu import native_source
 from mmbench_lib.tasks.copies.tables import read_parquet
 from mmbench_lib.tasks import mmmu_pro_parser as parser
 from mmbench_lib.tasks.mmmu_parser import parse_multi_choice
@@ -166,12 +168,37 @@ def record_to_item(rec: dict, setting: str, method: str, path, image_dir: Path, 
     return item
 
 
+#: the columns of each setting's hub config (module docstring)
+COLUMNS = {"standard4": ("id", "question", "options", "answer", "subject"),
+           "standard10": ("id", "question", "options", "answer", "subject"),
+           "vision": ("id", "image", "options", "answer", "subject")}
+
+
+def probe(source, split: str | None = None) -> str:
+    """A cheap look at ``source`` for one setting: ``per-config`` (a folder holding ``<config>/**/*.parquet``, the
+    hub layout) or ``hub`` (a hub id: held in the local hub cache, its layout probed too); DataError otherwise."""
+    setting, _method = parse_split(split or "standard10-direct")
+    config = SETTINGS[setting]
+    hub = not Path(str(source)).exists()
+    folder = copy_tables.local_source(source)
+    if folder is None:
+        return "hub"  # a hub id the datasets library serves (preflight checks the cache)
+    files = sorted((folder / config).rglob("*.parquet")) if folder.is_dir() else []
+    if not files:
+        found = sorted(p.name for p in folder.iterdir())[:8] if folder.is_dir() else "a file"
+        raise DataError(str(folder), f"expected the MMMU-Pro hub layout, one folder per setting ('{config}/**/*.parquet' "
+                                     f"for {setting}); found {found}")
+    copy_tables.require_columns(files[0], copy_tables.parquet_columns(files[0]), COLUMNS[setting], f"the MMMU-Pro '{config}' parquet")
+    return "hub" if hub else "per-config"
+
+
 def load(source: str | os.PathLike = HUB_ID, split: str = "standard10-direct", subjects=None,
          cache_dir: str | os.PathLike | None = None) -> list[Item]:
     """Items of one setting (``split``: see the module docstring), in file order; ``subjects``
-    restricts to subject names (default all)."""
+    restricts to subject names (default all). A hub id held in the local hub cache is read from there."""
     setting, method = parse_split(split)
     config = SETTINGS[setting]
+    source = native_source(source)
     local = _is_local(source)
     path, rows = _read_local(Path(source), config) if local else _read_hub(str(source), config)
     wanted = None
@@ -452,7 +479,7 @@ def accuracy_by_setting(files) -> list[dict]:
 # --------------------------------------------------------------------------------------------- the task
 import sys  # noqa: E402
 
-from mmbench_lib.tasks.base import GenerationTask, register_task  # noqa: E402
+from mmbench_lib.tasks.base import GenerationTask, Layout, register_task  # noqa: E402
 from mmbench_lib.tasks.recipes import Protocol  # noqa: E402
 
 SPLIT_ALIASES = {**{k: f"{k}-direct" for k in SETTINGS}, **{v: f"{k}-direct" for k, v in SETTINGS.items()}}
@@ -474,6 +501,11 @@ class MMMUProTask(GenerationTask):
     groups = GROUPS
     group_kind = "subject"
     hub_id = HUB_ID
+    layouts = (
+        Layout("per-config", "the hub layout (MMMU/MMMU_Pro), one folder per setting: 'standard (10 options)/', "
+                             "'standard (4 options)/', 'vision/', each holding <split>-*.parquet (or test/0000.parquet)"),
+        Layout("hub", "the hub id MMMU/MMMU_Pro held in the local hub cache"),
+    )
     ocr_lang = OCR_LANG
     official_output = "jsonl-per-setting"  # <model>_<setting>_<method>.jsonl (mmmu-pro/output/)
     official_output_help = ("an official output file <model>_<setting>_<method>.jsonl (mmmu-pro/output/)",
@@ -508,6 +540,9 @@ class MMMUProTask(GenerationTask):
 
     def selection_names(self) -> list[str]:
         return list(SUBJECTS)
+
+    def probe(self, location, split=None, args: dict | None = None) -> str:
+        return probe(location, split)
 
     def fallback_wins(self, row: dict, options: tuple) -> tuple:
         """The fallback draws ``is_correct`` counts right: the gold letter alone."""

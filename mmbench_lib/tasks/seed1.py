@@ -14,7 +14,7 @@ from pathlib import Path
 from mmbench_lib.core.items import DataError, Item, VideoClip
 from mmbench_lib.core.video import list_frame_folder
 from mmbench_lib.core.paths import PathEscape
-from mmbench_lib.tasks.base import Task, did_you_mean, register_task
+from mmbench_lib.tasks.base import Layout, Task, did_you_mean, register_task
 from mmbench_lib.tasks._common import (choices_abcd, duplicate_choices, media_path, question_id_and_dimension, read_json,
                                        refuse_or_mark, require)
 from mmbench_lib.tasks.copies import seed as copies
@@ -42,11 +42,18 @@ VIDEO_DIMS = (10, 11, 12)
 #: official frame rule per video dimension (docs/protocols.md §1.4 item 7) and the source it reads
 VIDEO_RULES = {10: "whole_minus_last", 11: "seconds", 12: "frames"}
 VIDEO_SOURCES = {10: "ssv2", 11: "epic_kitchens", 12: "breakfast"}
+#: the official pre-extracted frames (docs/protocols.md §1.3): ``task<dim>/<source>_8_frame/<question_id>/``, 8 each
+FRAME_FOLDERS = {10: "ssv2_8_frame", 11: "kitchen_8_frame", 12: "breakfast_8_frame"}
+FRAMES_PER_VIDEO = 8
 
 #: metric groups: name -> dimension ids (docs/protocols.md §1.5)
 GROUPS = {"Image": IMAGE_DIMS, "Video": VIDEO_DIMS, "All": IMAGE_DIMS + VIDEO_DIMS}
 
 PROMPT = "Question: {question}\nAnswer:"  # the v1 reference recipe (InstructBLIP via LAVIS)
+
+#: what the v1 copies hold (``tasks/copies/seed.py``); VLMEvalKit names dimension 9 "Text Recognition"
+SHAPE = copies.SeedShape(BENCHMARK, "SEED-Bench.json", DIMENSIONS, frame_folders=FRAME_FOLDERS,
+                         frames=FRAMES_PER_VIDEO, names={"Text Recognition": 9})
 
 
 def select_dimensions(task: str | int | list | None) -> tuple[int, ...]:
@@ -84,7 +91,7 @@ def load(
     ``v1_video/task<dim>/<source>_8_frame/<question_id>/`` layout is found too.
     ``annotation_file`` may also name another copy (hub parquet, VLMEvalKit TSV; ``tasks/copies``).
     """
-    official = copies.as_official(BENCHMARK, annotation_file, DIMENSIONS)
+    official = copies.as_official(SHAPE, annotation_file)
     if official is not None:  # the copy carries its images and frames
         annotation_file, image_root, frames_root = (official[k] for k in ("annotation_file", "image_root", "frames_root"))
     path = Path(annotation_file)
@@ -137,7 +144,7 @@ def _attach_video(item, q, dim, data_id, roots, frames_root, path):
     else:
         segment = None
     if frames_root is not None:
-        folder, err = copies.frame_folder(frames_root, item.id, dim)
+        folder, err = copies.frame_folder(frames_root, item.id, dim, FRAME_FOLDERS)
         if err:
             item.meta["media_error"] = f"question_id: {err}"
         elif Path(folder).is_dir():
@@ -147,6 +154,7 @@ def _attach_video(item, q, dim, data_id, roots, frames_root, path):
                 item.meta["media_error"] = f"frames: {e}"
             if not item.frames and "media_error" not in item.meta:
                 item.meta["media_error"] = f"frames: no frame images in {folder}"
+            copies.check_frame_count(item, SHAPE, folder)
         else:
             item.meta["media_error"] = f"no pre-extracted frame folder {folder}"
         return
@@ -218,6 +226,23 @@ class SeedTask(Task):
     demo_filters: tuple[str, ...] = ("dimensions",)
     path_parameters = ("annotation_file", "image_root", "video_roots", "frames_root")
     module = sys.modules[__name__]
+    layouts = (
+        Layout("official", "SEED-Bench.json, CC3M images under image_root, the source videos under video_roots",
+               ("image_root", "video_roots")),
+        Layout("frames", "SEED-Bench.json with frames_root: the official v1_video/task<dim>/<source>_8_frame/"
+                         "<question_id>/ frames (8 per video), or a flat <question_id>/ folder", ("image_root", "frames_root")),
+        Layout("parquet", "the lmms-eval hub copy (lmms-lab/SEED-Bench): data/test-*.parquet, one such file, or the hub "
+                          "id held in the local hub cache; images and 8 frames per video inlined"),
+        Layout("tsv", "VLMEvalKit SEEDBench_IMG.tsv (image questions; base64 images, category names)"),
+    )
+    #: what this task's copies hold (``tasks/copies/seed.py``)
+    copy_shape: copies.SeedShape = SHAPE
+
+    def probe(self, location, split=None, args: dict | None = None) -> str:
+        """``official`` (``frames`` when ``args`` names a ``frames_root``), ``parquet`` or ``tsv``."""
+        kind = copies.probe(self.copy_shape, location)
+        return "frames" if kind == "official" and (args or {}).get("frames_root") and "frames" in \
+            {x.key for x in self.layouts} else kind
 
     def demo_args(self, paths: dict, **filters) -> dict:
         d = paths[self.name]

@@ -12,7 +12,7 @@ import warnings
 from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
-from mmbench_lib.tasks.base import register_task
+from mmbench_lib.tasks.base import Layout, register_task
 from mmbench_lib.tasks.seed1 import SeedTask
 from mmbench_lib.tasks._common import (choices_abcd, duplicate_choices, media_path, question_id_and_dimension, read_json,
                                        refuse_or_mark, require)
@@ -75,6 +75,9 @@ GROUPS = {
 
 PROMPT = "Question: {question}\nAnswer:"
 
+#: what the SEED-2 copies hold (``tasks/copies/seed.py``): one image per ``data_id`` entry
+SHAPE = copies.SeedShape(BENCHMARK, "SEED-Bench_v2_level1_2_3.json", DIMENSIONS, per_data_id=True)
+
 
 def levels_upto(level: str) -> tuple[str, ...]:
     """Official cumulative filter: L1 -> {L1}, L2 -> {L1, L2}, L3 -> {L1, L2, L3}."""
@@ -99,7 +102,7 @@ def load(
     inherited from SEED-Bench-1, ``v2`` keeps all. ``dimensions`` further restricts by id.
     ``annotation_file`` may also name another copy (hub parquet, VLMEvalKit TSV; ``tasks/copies``).
     """
-    official = copies.as_official(BENCHMARK, annotation_file, DIMENSIONS)
+    official = copies.as_official(SHAPE, annotation_file)
     if official is not None:  # the copy carries its images
         annotation_file, cc3m_dir, seed_bench_v2_dir = (official[k] for k in ("annotation_file", "cc3m_dir", "seed_bench_v2_dir"))
     path = Path(annotation_file)
@@ -216,6 +219,14 @@ class Seed2Task(SeedTask):
     demo_filters = ("level", "part", "version", "dimensions")
     path_parameters = ("annotation_file", "cc3m_dir", "seed_bench_v2_dir")
     module = sys.modules[__name__]
+    layouts = (
+        Layout("official", "SEED-Bench_v2_level1_2_3.json, CC3M images under cc3m_dir, the rest under seed_bench_v2_dir",
+               ("cc3m_dir", "seed_bench_v2_dir")),
+        Layout("parquet", "the lmms-eval hub copy (lmms-lab/SEED-Bench-2): data/test-*.parquet, one such file, or the "
+                          "hub id held in the local hub cache; one image per data_id entry inlined"),
+        Layout("tsv", "VLMEvalKit SEEDBench2.tsv (dimensions 1-24; base64 images, category names)"),
+    )
+    copy_shape = SHAPE
 
 
 register_task(Seed2Task)

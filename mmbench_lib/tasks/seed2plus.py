@@ -27,7 +27,8 @@ from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks._common import check_unique, media_path, read_json, require
-from mmbench_lib.tasks.base import register_task
+from mmbench_lib.tasks.base import Layout, register_task
+from mmbench_lib.tasks.copies import tables
 from mmbench_lib.tasks.copies.tables import read_parquet
 from mmbench_lib.tasks.mmmu import default_cache_dir, write_image
 from mmbench_lib.tasks.seed1 import SeedTask
@@ -93,8 +94,38 @@ def record_to_item(q: dict, i: int, path, seen: dict, image_root=None, image_dir
     return item
 
 
+NEEDED = ("question_id", "question", *CHOICE_KEYS, "answer", "question_image_type")
+
+
+def probe(annotation_file) -> str:
+    """A cheap look at a copy (layout, columns, the first question): ``official`` or ``parquet``; DataError
+    naming the file, what was expected and what was found."""
+    path = Path(annotation_file)
+    if not path.exists():
+        raise DataError(str(path), "annotation file not found")
+    if path.is_dir():
+        files = sorted(path.rglob("*.parquet"))
+        if not files:
+            raise DataError(str(path), f"expected {ANNOTATION_FILE} or a folder of parquet copies; found a folder "
+                                       f"holding {sorted(x.name for x in path.iterdir())[:8]}")
+        tables.require_columns(files[0], tables.parquet_columns(files[0]), (*NEEDED, "image"), "the SEED-Bench-2-Plus parquet")
+        return "parquet"
+    kind = tables.sniff(path)
+    if kind == "parquet":
+        tables.require_columns(path, tables.parquet_columns(path), (*NEEDED, "image"), "the SEED-Bench-2-Plus parquet")
+        return "parquet"
+    if kind != "json":
+        raise DataError(str(path), f"expected {ANNOTATION_FILE} or a parquet copy; found a file that is neither")
+    rows = _rows(path)
+    first = rows[0] if rows else {}
+    missing = [c for c in NEEDED if not isinstance(first, dict) or c not in first]
+    if rows and missing:
+        raise DataError(str(path), f"expected SEED-Bench-2-Plus questions with fields {list(NEEDED)}; the first lacks {missing}")
+    return "official"
+
+
 def _rows(path: Path) -> list[dict]:
-    if path.suffix == ".json":
+    if path.is_file() and tables.sniff(path) == "json":
         data = read_json(path)
         rows = data.get("questions") if isinstance(data, dict) else data
         if not isinstance(rows, list):
@@ -116,7 +147,7 @@ def load(annotation_file: str | os.PathLike, image_root: str | os.PathLike | Non
     if not path.exists():
         raise DataError(str(path), "annotation file not found")
     rows = _rows(path)
-    if path.suffix == ".json" and image_root is None:
+    if path.is_file() and tables.sniff(path) == "json" and image_root is None:
         image_root = path.parent
     if dimensions in ("all", None):
         keep = None
@@ -165,6 +196,15 @@ class Seed2PlusTask(SeedTask):
     path_parameters = ("annotation_file", "image_root")
     demo_filters = ("dimensions",)
     module = sys.modules[__name__]
+    layouts = (
+        Layout("official", f"{ANNOTATION_FILE} (a list of questions or {{questions: [...]}}), the text_rich/ images under "
+                           "image_root (default: the JSON's folder)", ("image_root",)),
+        Layout("parquet", "parquet copies of the rows with the image inlined in an 'image' column: a .parquet file or a "
+                          "folder of them"),
+    )
+
+    def probe(self, location, split=None, args: dict | None = None) -> str:
+        return probe(location)
 
 
 register_task(Seed2PlusTask)

@@ -10,10 +10,13 @@ Schema facts (read from the public code, docs/protocols.md §1.1, §2.1, §3.1, 
 - VLMEvalKit TSV (``vlmeval/dataset/image_base.py``): an ``index`` column, an ``image`` column
   holding a base64 image, a list of them written as a Python list literal (``toliststr``), or, when
   at most 64 characters, the ``index`` of another row whose image is the same.
+
+Every read is bounded: a data file must be a regular file (a FIFO or a device is never opened), a
+TSV cell at most ``MAX_CELL`` characters, and a list cell is matched as a flat list of quoted base64
+strings (never evaluated, never parsed recursively).
 """
 from __future__ import annotations
 
-import ast
 import base64
 import binascii
 import hashlib
@@ -21,15 +24,20 @@ import os
 import re
 from pathlib import Path
 
-from mmbench_lib.core.items import DataError
+from mmbench_lib.core.items import DataError, regular_file
 
+#: the largest TSV cell read (a base64 image list): VLMEvalKit's largest rows hold a few MB
+MAX_CELL = 1 << 28
+_B64_LIST = re.compile(r"\[\s*(?:(['\"])[A-Za-z0-9+/=\s]*\1\s*(?:,\s*(['\"])[A-Za-z0-9+/=\s]*\2\s*)*,?\s*)?\]")
+_B64_ITEM = re.compile(r"(['\"])([A-Za-z0-9+/=\s]*)\1")
 HUB_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 PARQUET_MAGIC = b"PAR1"
 
 
 def sniff(path: Path) -> str:
-    """What a file is, from its first bytes: ``parquet``, ``json``, ``tsv`` or ``unknown``."""
-    with open(path, "rb") as f:
+    """What a file is, from its first bytes: ``parquet``, ``json``, ``tsv`` or ``unknown``; a path that is
+    not a regular file (a FIFO, a device) is a ``DataError`` before it is opened."""
+    with open(regular_file(path), "rb") as f:
         head = f.read(4096)
     if head.startswith(PARQUET_MAGIC):
         return "parquet"
@@ -115,11 +123,10 @@ def read_tsv(path: Path, limit: int | None = None) -> list[dict]:
     """Rows of a VLMEvalKit TSV (empty cells as ``None``, every value a string), images resolved:
     ``row["image"]`` becomes a list of base64 strings (an index reference replaced by its target)."""
     import csv
-    import sys
 
-    csv.field_size_limit(sys.maxsize)
+    csv.field_size_limit(MAX_CELL)
     try:
-        with open(path, encoding="utf-8", newline="") as f:
+        with open(regular_file(path), encoding="utf-8", newline="") as f:
             reader = csv.DictReader(f, delimiter="\t")
             rows = []
             for n, r in enumerate(reader):
@@ -128,6 +135,8 @@ def read_tsv(path: Path, limit: int | None = None) -> list[dict]:
                     break
     except UnicodeDecodeError as e:
         raise DataError(str(path), f"expected a UTF-8 TSV file, found undecodable bytes at {e.start}") from None
+    except csv.Error as e:  # e.g. a cell over MAX_CELL characters
+        raise DataError(str(path), f"expected a VLMEvalKit TSV, found a row it cannot read ({e})") from None
     if rows and "index" not in rows[0]:
         raise DataError(str(path), f"expected a VLMEvalKit TSV with an 'index' column, found columns {list(rows[0])[:12]}")
     by_index = {r["index"]: r.get("image") for r in rows}
@@ -137,15 +146,20 @@ def read_tsv(path: Path, limit: int | None = None) -> list[dict]:
             cell = by_index.get(cell)
             if cell is None and limit is None:
                 raise DataError(str(path), f"image refers to index {r['image']!r}, which has no image", r["index"], "image")
-        r["image"] = _list_cell(cell) if cell is not None else []
+        r["image"] = list_cell(cell, path, r["index"], "image") if cell is not None else []
     return rows
 
 
-def _list_cell(cell: str) -> list[str]:
-    if cell.startswith("[") and cell.endswith("]"):
-        parsed = ast.literal_eval(cell)  # a list literal of base64 strings, never eval
-        return [str(x) for x in parsed]
-    return [cell]
+def list_cell(cell: str, path=None, item_id=None, field="image") -> list[str]:
+    """A cell holding one base64 string or a Python list literal of them (VLMEvalKit ``toliststr``),
+    matched as data: a flat list of quoted base64 strings, else one line naming the cell."""
+    text = cell.strip()
+    if not text.startswith("["):
+        return [cell]
+    if not _B64_LIST.fullmatch(text):
+        raise DataError(str(path), f"expected one base64 image or a flat list of quoted base64 strings, found "
+                                   f"{text[:40]!r}... ({len(text):,} characters)", item_id, field)
+    return [m.group(2) for m in _B64_ITEM.finditer(text)]
 
 
 def image_bytes(cell, path, item_id, field) -> bytes:
@@ -191,9 +205,26 @@ def frame_suffix(data: bytes) -> str:
     return ".png" if data.startswith(b"\x89PNG") else ".jpg"
 
 
+def source_stamp(source) -> str:
+    """What identifies the data a copy was read from: its resolved path, and the size and modification time
+    of the file (or of each data file under the folder), so a copy rewritten in place gets a new cache."""
+    p = Path(source)
+    if not p.exists():
+        return str(source)
+    files = [p] if not p.is_dir() else sorted(
+        f for pattern in ("*.parquet", "*/*.parquet", "*/*/*.parquet", "*.tsv", "*.json", "*.jsonl")
+        for f in p.glob(pattern) if f.is_file())
+    parts = [str(p.resolve())]
+    for f in files:
+        st = f.stat()
+        parts.append(f"{f.relative_to(p) if p.is_dir() else f.name}:{st.st_size}:{st.st_mtime_ns}")
+    return "\n".join(parts)
+
+
 def default_cache_dir(source: str, benchmark: str = "mmmu") -> Path:
-    """``$MMBENCH_CACHE`` (default ``~/.cache/mmbench``) ``/<benchmark>/<source slug>-<hash>``."""
+    """``$MMBENCH_CACHE`` (default ``~/.cache/mmbench``) ``/<benchmark>/<source slug>-<hash>``; the hash is of
+    ``source_stamp`` (path, sizes, modification times): a rewritten copy never reads the old cache."""
     root = Path(os.environ.get("MMBENCH_CACHE") or Path.home() / ".cache" / "mmbench")
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(source)).strip("-")[-40:] or "source"
-    digest = hashlib.sha256(str(Path(source).resolve() if Path(source).exists() else source).encode()).hexdigest()[:8]
+    digest = hashlib.sha256(source_stamp(source).encode()).hexdigest()[:8]
     return root / benchmark / f"{slug}-{digest}"
