@@ -190,10 +190,12 @@ def check_params(notebook: str, params: dict, known: dict) -> None:
         if isinstance(num_shards, int) and isinstance(index, int) and not 0 <= index < num_shards:
             name = "shard_index" if "shard_index" in params else "num_shards"
             raise bad(name, f"need 0 <= shard_index ({index}) < num_shards ({num_shards})")
-    for name in PATH_PARAMS:
+    benchmark = params.get("benchmark", defaults.get("benchmark"))
+    unread = get_task(benchmark).unread_paths({**defaults, **params}) if is_task(benchmark) else ()
+    for name in (p for p in PATH_PARAMS if p not in unread):
         if params.get(name) and not _exists(params[name]):
             raise bad(name, "no such file or folder")
-    for key, path in (params.get("video_roots") or {}).items():
+    for key, path in (params.get("video_roots") or {}).items() if "video_roots" not in unread else ():
         if path and not (isinstance(path, str) and _exists(path)):
             raise ParameterError(f"{notebook}: parameter video_roots[{key!r}]={path!r}: no such folder")
 

@@ -132,8 +132,8 @@ def check_model(spec, revision: str | None = None, name: str = "model") -> None:
         raise BadValue(name, f"no such model folder {str(local)!r}")
     if not hub_cached(target, revision):
         rev = f" at revision {revision!r}" if revision else ""
-        why = _not_cached("hub id", target, rev, f"download it first (huggingface-cli download {target}) "
-                                                 f"or give a local folder ({prefix}:/path/to/model)")
+        cmd = f"hf download {target}" + (f" --revision {revision}" if revision else "")  # huggingface_hub's CLI
+        why = _not_cached("hub id", target, rev, f"download it first ({cmd}) or give a local folder ({prefix}:/path/to/model)")
         if why:
             raise BadValue(name, why)
 
@@ -186,7 +186,8 @@ def check_source(benchmark: str, source) -> None:
         raise BadValue("source", f"no such folder {str(resolve(source))!r}, and not a hub id such as "
                                  f"{get_task(benchmark).hub_id or 'owner/name'!r}")
     if not hub_cached(source, kind="dataset"):
-        why = _not_cached("hub dataset", source, "", "download it first or give a local folder")
+        why = _not_cached("hub dataset", source, "", f"download it first (hf download {source} --repo-type dataset) "
+                                                      "or give a local folder")
         if why:
             raise BadValue("source", why)
 
@@ -198,6 +199,11 @@ def check_data(benchmark: str, values: dict) -> None:
     task = get_task(benchmark)
     name = task.data_key
     value = values.get(name)
+    if not value:  # the demo set: a data path given beside it would be ignored, so it is refused with a word
+        given = [p for p in task.path_parameters if p != name and values.get(p)]
+        if given:
+            raise BadValue(given[0], f"is given but {name} is empty, so the demo set would be read and {given[0]} "
+                                     f"ignored; give the {name} it belongs to, or leave {given[0]} empty")
     if not value or not isinstance(value, str):
         return
     local = resolve(value)

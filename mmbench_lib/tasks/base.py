@@ -174,6 +174,10 @@ class Task:
         columns and first rows; ``DataError`` naming the file, what was expected and what was found."""
         raise NotImplementedError(f"{self.name} declares no probe")
 
+    def unread_paths(self, values: dict) -> tuple[str, ...]:
+        """The path parameters the run's selection in ``values`` never reads (not checked to exist): none by default."""
+        return ()
+
     def layout(self, key: str) -> Layout:
         """The declared layout ``key`` (KeyError otherwise)."""
         for x in self.layouts:

@@ -238,6 +238,17 @@ class SeedTask(Task):
     #: what this task's copies hold (``tasks/copies/seed.py``)
     copy_shape: copies.SeedShape = SHAPE
 
+    def unread_paths(self, values: dict) -> tuple[str, ...]:
+        """An image-only selection (``dimensions: image`` or image ids) reads no video or frame folder, so a
+        params file's video folders need not exist (issue 35: the on-ramp for image-only runs)."""
+        if "video_roots" not in self.path_parameters:
+            return ()
+        try:
+            wanted = select_dimensions(values.get("dimensions", "all"))
+        except (ValueError, TypeError):
+            return ()
+        return ("video_roots", "frames_root") if not set(wanted) & set(VIDEO_DIMS) else ()
+
     def probe(self, location, split=None, args: dict | None = None) -> str:
         """``official`` (``frames`` when ``args`` names a ``frames_root``), ``parquet`` or ``tsv``."""
         kind = copies.probe(self.copy_shape, location)

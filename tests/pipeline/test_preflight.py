@@ -21,10 +21,10 @@ def test_hub_id_offline_must_be_in_the_local_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     with pytest.raises(BadValue, match="not in the local Hugging Face cache and HF_HUB_OFFLINE=1") as e:
         check_model("causal:org/cached-model")
-    assert "huggingface-cli download org/cached-model" in str(e.value) and "huggingface.co" not in str(e.value)
+    assert "(hf download org/cached-model)" in str(e.value) and "huggingface-cli" not in str(e.value) and "huggingface.co" not in str(e.value)
     _cache_model(tmp_path / "hub", "org/cached-model")
     check_model("causal:org/cached-model")  # now found offline
-    with pytest.raises(BadValue, match="at revision 'v2'"):
+    with pytest.raises(BadValue, match="at revision 'v2'.*hf download org/cached-model --revision v2"):
         check_model("vlm:org/cached-model", revision="v2")
 
 
