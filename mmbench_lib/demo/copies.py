@@ -1,4 +1,4 @@
-"""The demo sets written again in every other copy users hold (``mmbench_lib.tasks.copies`` reads them):
+"""The demo sets written again in every other copy users hold (the tasks read them, ``Task.layouts``):
 the merged lmms-eval hub parquet, the same as a cached hub id, the VLMEvalKit TSV, and for SEED v1
 the official pre-extracted frames (``v1_video/task<dim>/<source>_8_frame/<question_id>/1..8.png``) and
 a flat folder of symlinks to them. Each writer takes the official demo's paths and returns the
@@ -205,3 +205,44 @@ def cmmmu_copies(paths: dict, out: Path) -> dict:
             "subcategory", "image"]
     return {"merged": str(out / "merged"), "hub_cache": hub_cache(out / "hf_cache", "lmms-lab/CMMMU", merged),
             "hub_id": "lmms-lab/CMMMU", "tsv": _write_tsv(out / "CMMMU_VAL.tsv", cols, tsv)}
+
+
+# ------------------------------------------------------------------------------------------------ MMMU-Pro / SEED-2-Plus
+def mmmu_pro_copies(paths: dict, out: Path) -> dict:
+    """MMMU-Pro demo (the hub layout, one folder per setting) held in a hub cache as ``MMMU/MMMU_Pro``."""
+    src = Path(paths["source"])
+    files = {str(f.relative_to(src)): f for f in sorted(src.glob("*/*.parquet"))}
+    return {"hub_cache": hub_cache(Path(out) / "hf_cache", "MMMU/MMMU_Pro", files), "hub_id": "MMMU/MMMU_Pro"}
+
+
+# ------------------------------------------------------------------------------------------------ every declared layout
+def layout_copies(paths: dict, out: Path) -> dict[str, dict[str, tuple[dict, dict]]]:
+    """For every registered task, every layout it declares (``Task.layouts``): ``task -> layout key -> (loader
+    arguments, environment)``, the demo items written in that layout (the environment names the hub cache of a
+    ``hub`` layout). A declared layout with no writer here is missing from the result (the contract test says so)."""
+    out = Path(out)
+    s1 = seed1_copies(paths["seed"], out / "seed")
+    s2 = seed2_copies(paths["seed2"], out / "seed2")
+    mm = mmmu_copies(paths["mmmu"], out / "mmmu")
+    cm = cmmmu_copies(paths["cmmmu"], out / "cmmmu")
+    pro = mmmu_pro_copies(paths["mmmu-pro"], out / "mmmu-pro")
+    d1, d2, dp = paths["seed"], paths["seed2"], paths["seed2plus"]
+    return {
+        "seed": {"official": ({k: d1[k] for k in ("annotation_file", "image_root", "video_roots")}, {}),
+                 "frames": ({"annotation_file": d1["annotation_file"], "image_root": d1["image_root"],
+                             "frames_root": s1["frames_official"]}, {}),
+                 "parquet": ({"annotation_file": s1["parquet_folder"]}, {}),
+                 "tsv": ({"annotation_file": s1["tsv"]}, {})},
+        "seed2": {"official": ({k: d2[k] for k in ("annotation_file", "cc3m_dir", "seed_bench_v2_dir")}, {}),
+                  "parquet": ({"annotation_file": s2["parquet_folder"]}, {}),
+                  "tsv": ({"annotation_file": s2["tsv"]}, {})},
+        "seed2plus": {"official": ({"annotation_file": dp["annotation_file"], "image_root": dp["image_root"]}, {}),
+                      "parquet": ({"annotation_file": dp["parquet"]}, {})},
+        "mmmu": {"per-config": ({"source": paths["mmmu"]["source"]}, {}), "merged": ({"source": mm["merged"]}, {}),
+                 "hub": ({"source": mm["hub_id"]}, {"HF_HUB_CACHE": mm["hub_cache"]}), "tsv": ({"source": mm["tsv"]}, {})},
+        "cmmmu": {"official": ({"source": paths["cmmmu"]["root"]}, {}), "per-config": ({"source": paths["cmmmu"]["hf_root"]}, {}),
+                  "merged": ({"source": cm["merged"]}, {}), "hub": ({"source": cm["hub_id"]}, {"HF_HUB_CACHE": cm["hub_cache"]}),
+                  "tsv": ({"source": cm["tsv"]}, {})},
+        "mmmu-pro": {"per-config": ({"source": paths["mmmu-pro"]["source"]}, {}),
+                     "hub": ({"source": pro["hub_id"]}, {"HF_HUB_CACHE": pro["hub_cache"]})},
+    }
