@@ -17,7 +17,7 @@ from mmbench_lib.tasks import cmmmu, mmmu, seed1, seed2
 SEED_FIELDS = ("question_id", "question", "choice_a", "choice_b", "choice_c", "choice_d", "answer",
                "question_type_id", "data_type", "data_id", "segment")
 SEED2_FIELDS = ("data_source", "level", "subpart", "version")
-V1_FRAMES = {10: "ssv2_8_frame", 11: "kitchen_8_frame", 12: "breakfast_8_frame"}
+V1_FRAMES = seed1.FRAME_FOLDERS
 
 
 def _png(img) -> bytes:
