@@ -20,7 +20,7 @@ import re
 import sys
 from pathlib import Path
 
-from mmbench_lib.core.items import DataError, Item
+from mmbench_lib.core.items import MAX_TEXT_BYTES, DataError, Item
 from mmbench_lib.tasks import cmmmu_parser as parser
 from mmbench_lib.tasks.modes import OFFICIAL, cot_modes, modes_of
 from mmbench_lib.tasks.copies import mmmu as copies
@@ -175,7 +175,7 @@ def read_jsonl(path: Path) -> list[dict]:
     if not path.is_file():
         raise DataError(str(path), "file not found")
     rows = []
-    with open(path, encoding="utf-8") as f:
+    with open(tables.regular_file(path, MAX_TEXT_BYTES), encoding="utf-8") as f:  # bounded: not a FIFO, not huge
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue
@@ -183,6 +183,8 @@ def read_jsonl(path: Path) -> list[dict]:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as e:
                 raise DataError(str(path), f"line {n} is not valid JSON ({e.msg})") from None
+            except RecursionError:
+                raise DataError(str(path), f"line {n} is not valid JSON (nested too deep)") from None
     return rows
 
 

@@ -18,7 +18,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from mmbench_lib.core.items import DataError, Item
+from mmbench_lib.core.items import DataError, Item, read_utf8
 from mmbench_lib.core.paths import PathEscape, inside, safe_name
 from mmbench_lib.tasks import mmmu_parser as parser
 from mmbench_lib.tasks import mmmu_pro_parser
@@ -276,8 +276,8 @@ def read_answer_dict(path) -> dict[str, dict]:
 
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        data = json.loads(read_utf8(path))  # a regular file of bounded size (core.items.read_utf8)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise DataError(str(path), f"expected an MMMU answer dict (JSON), found an unreadable file ({type(e).__name__}: {e})") from None
     if not isinstance(data, dict):
         raise DataError(str(path), f"expected {{id: {{question_type, ground_truth}}}}, found a JSON {type(data).__name__}")
