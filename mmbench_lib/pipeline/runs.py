@@ -163,6 +163,9 @@ def loader_args(benchmark: str, annotation_file: str = "", demo: dict | None = N
     if not annotation_file:
         if demo is None:
             raise ValueError("give annotation_file, or a demo set to fall back on")
+        given = [k for k in get_task(benchmark).path_parameters if kw.get(k) not in ("", None, {}, [])]
+        if given:  # never dropped without a word (preflight.check_data says the same before a run)
+            raise ValueError(f"{given[0]} is given but annotation_file is empty: give the annotation_file it belongs to")
         return demo_args(benchmark, demo, **{k: v for k, v in kw.items() if k in ("dimensions", "level", "part")})
     task = get_task(benchmark)
     accepted = set(task.data_parameters())

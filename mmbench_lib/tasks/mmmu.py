@@ -384,7 +384,7 @@ def _load(source, split, subjects, cache_dir) -> list[Item]:
     source = copies.native_source(source)  # a hub id held in the local hub cache: its folder
     copy = copies.rows(COPY_SHAPE, source, split)  # the merged hub copy or the VLMEvalKit TSV
     if copy is not None:
-        cache = Path(cache_dir) if cache_dir is not None else default_cache_dir(str(source))
+        cache = Path(cache_dir) if cache_dir is not None else default_cache_dir(str(source), BENCHMARK)
         return _items_of_rows(copy[0], copy[1], split, subjects, cache, copy[2])
     local = _is_local(source)
     if subjects is None or subjects == "all":
@@ -395,7 +395,7 @@ def _load(source, split, subjects, cache_dir) -> list[Item]:
         names = [subjects] if isinstance(subjects, str) else list(subjects)
         wanted = {resolve_subject(s) for s in names}
         chosen = [s for s in SUBJECTS if s in wanted]
-    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir(str(source))
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir(str(source), BENCHMARK)
     items: list[Item] = []
     seen: dict[str, str] = {}
     for subject in chosen:

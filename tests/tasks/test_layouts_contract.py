@@ -100,3 +100,24 @@ def test_mmbench_run_limit_2_on_each_layout(name, key, copies, tmp_path):
     assert recorded[task.data_key] == args[task.data_key]
     TABLE.setdefault((name, key), {})["--limit 2 run"] = f"ok (n={metrics['counts']['items']})"
     print(f"| {name} | {key} | pre-run check ok | --limit 2 run ok, n={metrics['counts']['items']} |")
+
+
+def test_shared_readers_name_no_benchmark():
+    """``tasks/copies/`` holds only shared readers: no string in it is a registered task's name or alias."""
+    import ast
+
+    from mmbench_lib.tasks.base import task_names
+
+    names = set(task_names(aliases=True))
+    for path in sorted((ROOT / "mmbench_lib" / "tasks" / "copies").glob("*.py")):
+        consts = {n.value for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                  if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+        assert not consts & names, f"{path.name} names {sorted(consts & names)}"
+
+
+def test_loader_args_refuse_a_data_path_beside_the_demo_set(demo):
+    from mmbench_lib.pipeline.runs import loader_args
+
+    with pytest.raises(ValueError, match="frames_root is given but annotation_file is empty"):
+        loader_args("seed", "", demo=demo, frames_root="/data/v1_video", image_root="")
+    assert loader_args("seed", "", demo=demo, frames_root="", video_roots={})["annotation_file"] == demo["seed"]["annotation_file"]

@@ -221,7 +221,7 @@ def source_stamp(source) -> str:
     return "\n".join(parts)
 
 
-def default_cache_dir(source: str, benchmark: str = "mmmu") -> Path:
+def default_cache_dir(source: str, benchmark: str) -> Path:
     """``$MMBENCH_CACHE`` (default ``~/.cache/mmbench``) ``/<benchmark>/<source slug>-<hash>``; the hash is of
     ``source_stamp`` (path, sizes, modification times): a rewritten copy never reads the old cache."""
     root = Path(os.environ.get("MMBENCH_CACHE") or Path.home() / ".cache" / "mmbench")
