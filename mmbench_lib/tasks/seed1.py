@@ -91,6 +91,7 @@ def load(
     ``v1_video/task<dim>/<source>_8_frame/<question_id>/`` layout is found too.
     ``annotation_file`` may also name another copy (hub parquet, VLMEvalKit TSV; ``tasks/copies``).
     """
+    origin = annotation_file
     official = copies.as_official(SHAPE, annotation_file)
     if official is not None:  # the copy carries its images and frames
         annotation_file, image_root, frames_root = (official[k] for k in ("annotation_file", "image_root", "frames_root"))
@@ -123,7 +124,7 @@ def load(
             if err:
                 item.meta["media_error"] = f"data_id: {err}"
         else:
-            _attach_video(item, q, dim, data_id, roots, frames_root, path)
+            _attach_video(item, q, dim, data_id, roots, frames_root, path, None if official is None else origin)
         why = duplicate_choices(choices)
         if why:
             refuse_or_mark(item, path, "choices", why)
@@ -131,7 +132,8 @@ def load(
     return items
 
 
-def _attach_video(item, q, dim, data_id, roots, frames_root, path):
+def _attach_video(item, q, dim, data_id, roots, frames_root, path, copy=None):
+    """``copy``: the copy (parquet, TSV) the frames came from, named in a frame-count error instead of its cache."""
     segment = q.get("segment")
     rule = VIDEO_RULES[dim]
     if rule == "seconds" or rule == "frames":
@@ -154,7 +156,7 @@ def _attach_video(item, q, dim, data_id, roots, frames_root, path):
                 item.meta["media_error"] = f"frames: {e}"
             if not item.frames and "media_error" not in item.meta:
                 item.meta["media_error"] = f"frames: no frame images in {folder}"
-            copies.check_frame_count(item, SHAPE, folder)
+            copies.check_frame_count(item, SHAPE, copy or folder)
         else:
             item.meta["media_error"] = f"no pre-extracted frame folder {folder}"
         return
