@@ -16,9 +16,10 @@ A copy is detected from what ``annotation_file`` names (docs/protocols.md §1.1,
   ``image`` (one, or a list). The item id is the ``index``; a ``question_id`` or
   ``question_type_id`` column is used when present.
 
-The rows are written once to a cache folder as the official layout (the JSON, the images under
-their ``data_id``, v1 video frames as ``<question_id>/1.png..``), then read by the official loader,
-so every copy gives the same items.
+The rows are written once to a cache folder keyed by the copy's path, size and modification time (the
+JSON, the images under their ``data_id``, v1 video frames as ``<question_id>/1.png..``), then read by the
+official loader, so every copy gives the same items. Two rows naming one image file with different bytes
+are an error naming both; the task says what its copies hold (``SeedShape``).
 """
 from __future__ import annotations
 
