@@ -121,3 +121,20 @@ def test_loader_args_refuse_a_data_path_beside_the_demo_set(demo):
     with pytest.raises(ValueError, match="frames_root is given but annotation_file is empty"):
         loader_args("seed", "", demo=demo, frames_root="/data/v1_video", image_root="")
     assert loader_args("seed", "", demo=demo, frames_root="", video_roots={})["annotation_file"] == demo["seed"]["annotation_file"]
+
+
+def test_seed_v1_image_only_needs_no_video_folders(demo):
+    """Issue 35 on-ramp: the full-run params file names video folders this machine lacks; an image-only
+    selection never reads them, so they are not checked; a selection with video still is."""
+    from mmbench_lib.runner import ParameterError, check_params, notebook_parameters, read_params
+
+    nb = ROOT / NOTEBOOK["ranking"]
+    params = read_params([str(ROOT / "params" / "10_seed_bench" / "seed1_full_llava15.yaml")])
+    assert not Path(params["video_roots"]["ssv2"]).exists()
+    params.update(annotation_file=demo["seed"]["annotation_file"], image_root=demo["seed"]["image_root"])
+    known = notebook_parameters(nb)
+    for image_only in ("image", [1, 9]):
+        check_params(nb.name, {**params, "dimensions": image_only}, known)
+    for with_video in ("all", "video", [1, 10]):
+        with pytest.raises(ParameterError, match=r"video_roots\['ssv2'\]='/data/ssv2/videos': no such folder"):
+            check_params(nb.name, {**params, "dimensions": with_video}, known)
