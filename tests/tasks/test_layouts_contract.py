@@ -74,6 +74,7 @@ def test_probe_and_loader_read_each_layout(name, key, copies, monkeypatch):
     TABLE.setdefault((name, key), {})["pre-run check"] = "ok"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, key", CASES)
 def test_mmbench_run_limit_2_on_each_layout(name, key, copies, tmp_path):
     task = _task(name)
