@@ -25,6 +25,7 @@ from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.launch.options import add_arguments as add_launch_arguments, launch_requested, options_from_args
 from mmbench_lib.pipeline.rescore_seed import score_predictions
 from mmbench_lib.core.store import write_json_atomic
+from mmbench_lib.pipeline import audit as audit_mod
 from mmbench_lib.tasks.audits import audited
 from mmbench_lib.pipeline.rescoring import check_out_folder, format_help, print_table, scorable, score_responses, write_outputs
 from mmbench_lib.pipeline.shards import check_benchmark, merge_runs, recorded_benchmark
@@ -122,8 +123,6 @@ def cmd_score_responses(a) -> int:
 
 
 def cmd_audit(a) -> int:
-    from mmbench_lib.pipeline import audit as audit_mod
-
     if a.out:
         check_out_folder(a.out)  # before any work
     result = audit_mod.audit(a.files, a.benchmark, reported=a.reported, split=a.split, gold=a.gold,

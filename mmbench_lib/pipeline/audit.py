@@ -220,17 +220,15 @@ def _paired_step(df, a, b, label, note="") -> dict:
     return _step(label, r["accuracy_a"], r["accuracy_b"], r["low"], r["high"], note)
 
 
-def _subset_step(df, col, keep, label, note) -> dict:
-    """Accuracy on all items -> on the kept ones (a subset: Newcombe's paired interval on the item pairs
-    (all-items verdict, kept-items verdict with dropped items as missing) is not defined, so the interval is the
-    hybrid score interval of two proportions, Newcombe 1998 method 10 with phi = 0)."""
-    n, k = len(df), int(df[col].sum())
-    sub = df[keep]
-    m, j = len(sub), int(sub[col].sum())
+def _subset_step(df, col, keep, narrower, label, note) -> tuple[dict, "pd.Series"]:
+    """Accuracy on the ``keep`` items -> on ``keep & narrower`` (a subset of the same items, so the interval is
+    the hybrid score interval of two proportions, Newcombe 1998 method 10 with phi = 0)."""
+    a, b = df[keep], df[keep & narrower]
+    n, k, m, j = len(a), int(a[col].sum()), len(b), int(b[col].sum())
     if m == n or not m:
-        return _step(label, 100 * k / n, 100 * k / n, 0.0, 0.0, note + " (nothing to drop)")
+        return _step(label, 100 * k / n, 100 * k / n, 0.0, 0.0, note + " (nothing to drop)"), keep
     lo, hi = _unpaired(k, n, j, m)
-    return _step(label, 100 * k / n, 100 * j / m, 100 * lo, 100 * hi, note)
+    return _step(label, 100 * k / n, 100 * j / m, 100 * lo, 100 * hi, note), keep & narrower
 
 
 def _unpaired(k1, n1, k2, n2) -> tuple[float, float]:
@@ -243,40 +241,49 @@ def _unpaired(k1, n1, k2, n2) -> tuple[float, float]:
 
 def waterfall(df: pd.DataFrame, reported: float, stats: dict, own: str | None = None,
               split: str | None = None, expected: int | None = None) -> pd.DataFrame:
-    """From ``reported`` (%) to the file's own score (``own`` rule set) to the official rule, then each factor the
-    data shows, each with its 95% interval (points), and the unexplained rest (reported minus the last score,
-    with the interval of that score)."""
-    steps = []
-    first = own or "official"
-    acc0 = 100 * df[first].mean()
-    steps.append(_step("reported", None, reported, None, None, "the figure to explain"))
-    if own and own != "official":
+    """From the file's own score (``own`` rule set; %) through the official rule and each factor the data shows
+    to the last score, each step with its 95% interval (points), and the unexplained rest: ``reported`` minus the
+    last score, with the interval that score's Wilson interval gives. Steps chain: each starts where the last
+    ended. Factors: thinking trace removed (paired), truncated responses left out, items of other splits left out
+    (``split``: the ids' prefix), missing items (``expected`` items, those absent counted wrong -> left out)."""
+    own = own or "official"
+    ids = df["id"].astype(str)
+    keep = pd.Series(True, index=df.index)
+    n, k = len(df), int(df[own].sum())
+    steps = [_step("reported", None, reported, None, None, "the figure to explain")]
+    if expected and expected > n:
+        lo, hi = proportion_interval(k, expected)
+        steps.append(_step("file's own score (missing items counted wrong)", None, 100 * k / expected, 100 * lo,
+                           100 * hi, f"{expected - n} of {expected} items missing from the file"))
+        lo, hi = _unpaired(k, expected, k, n)
+        steps.append(_step("missing items left out", 100 * k / expected, 100 * k / n, 100 * lo, 100 * hi,
+                           "accuracy over the items the file holds"))
+    else:
+        lo, hi = proportion_interval(k, n)
+        steps.append(_step("file's own score", None, 100 * k / n, 100 * lo, 100 * hi, f"rule set {own!r}"))
+    last = own
+    if own != "official":
         steps.append(_paired_step(df, own, "official", f"{own} rule -> official parser", "same responses"))
-    last = "official"
+        last = "official"
     if stats.get("with_trace"):
         steps.append(_paired_step(df, "official", "official, trace removed", "thinking trace removed",
                                   f"{stats['with_trace']} responses carry a trace"))
         last = "official, trace removed"
     if stats.get("truncated"):
-        keep = ~df["id"].isin(stats["truncated_ids"])
-        steps.append(_subset_step(df, last, keep, "truncated responses left out",
-                                  f"{stats['truncated']} truncated (no answer within the budget)"))
-    ids = df["id"].astype(str)
+        step, keep = _subset_step(df, last, keep, ~df["id"].isin(stats["truncated_ids"]),
+                                  "truncated responses left out", f"{stats['truncated']} truncated (no answer within "
+                                                                  "the budget)")
+        steps.append(step)
     if split and ids.str.startswith(split).any() and not ids.str.startswith(split).all():
-        steps.append(_subset_step(df, last, ids.str.startswith(split), f"split: {split} only",
-                                  "the file mixes splits (e.g. dev+validation)"))
-    if expected and expected > len(df):
-        k, n = int(df[last].sum()), len(df)
-        lo, hi = _unpaired(k, expected, k, n)
-        steps.append(_step("missing items counted wrong -> left out", 100 * k / expected, 100 * k / n, 100 * lo,
-                           100 * hi, f"{expected - n} of {expected} items missing"))
-    final = 100 * df[last].mean()
-    lo, hi = proportion_interval(int(df[last].sum()), len(df))
-    steps.append(_step("unexplained rest", final, reported, reported - 100 * hi, reported - 100 * lo,
+        step, keep = _subset_step(df, last, keep, ids.str.startswith(split), f"other splits left out ({split} only)",
+                                  "the file mixes splits (e.g. dev+validation)")
+        steps.append(step)
+    final = df[keep]
+    k, n = int(final[last].sum()), len(final)
+    lo, hi = proportion_interval(k, n)
+    steps.append(_step("unexplained rest", 100 * k / n, reported, reported - 100 * hi, reported - 100 * lo,
                        "reported minus the last score; interval from that score's Wilson interval"))
-    out = pd.DataFrame(steps)
-    out.attrs["file_score"] = acc0
-    return out
+    return pd.DataFrame(steps)
 
 
 def audit(paths: Sequence, benchmark: str, reported: float | None = None, split: str | None = None,
