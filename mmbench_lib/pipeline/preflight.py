@@ -33,6 +33,7 @@ from mmbench_lib.core.items import DataError
 from mmbench_lib.tasks import copies
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task, task_names
 from mmbench_lib.tasks.recipes import RECIPES
+from mmbench_lib.tasks.thinking import ranking_refusal
 
 HUB_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
 TRUE = ("1", "on", "yes", "true")
@@ -282,6 +283,10 @@ def check_values(values: dict, protocol: str | None = None) -> None:
     for b in benchmarks:
         check_benchmark(b, protocol, "benchmarks" if "benchmarks" in values else "benchmark")
     benchmark = benchmarks[0] if benchmarks else None
+    why = benchmark is not None and is_task(benchmark) and ranking_refusal(get_task(benchmark).protocol,
+                                                                            values.get("chat_template_kwargs"))
+    if why:  # tasks/thinking.py: likelihood after a trace is not the papers' answer ranking
+        raise BadValue("chat_template_kwargs", why)
     if "model" in values and _uses_model(values):
         check_model(values["model"], values.get("revision") or None)
         check_can_rank(values["model"], benchmark, values.get("recipe"))
