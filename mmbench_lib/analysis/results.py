@@ -119,6 +119,7 @@ def run_result(run, top: Path) -> dict:
             "protocol": protocol + (", one at a time" if fallback else ""), "generation_fallback": fallback,
             "recipe": first.get("recipe"), "split": run.metrics.get("split"),
             "scope": scope, "summary": summary, "truncation_rate": truncation_rate(run.metrics),
+            "data_revision": (run.manifest or {}).get("data_revision") or (run.manifest or {}).get("data_sha256"),
             "failures": failure_reasons(run.samples),
             "all_failed_dimensions": all_failed_dimensions(run.samples), "metrics": run.metrics}
 

@@ -36,7 +36,7 @@ from collections import Counter, OrderedDict
 
 from mmbench_lib.core import manifest
 from mmbench_lib.core.items import Item
-from mmbench_lib.core.datasource import describe as describe_data
+from mmbench_lib.core.datasource import data_revision, describe as describe_data
 from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.media import check_media, load_visual_inputs
 from mmbench_lib.core.requests import GenerateRequest
@@ -327,6 +327,7 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
         if sharded else None,
         ocr=ocr.describe() if ocr else None, deviations=task.deviations, options=config.option_settings(),
         config=config.to_dict(), prompt_mode=config.mode().describe(),
+        data_revision=data_revision(config.source),  # datasets change in place (MMMU-Benchmark/MMMU#83)
     )
     generate_items(items, adapter, store, max_new_tokens=config.max_new_tokens, batch_size=call_size(adapter, config), ocr=ocr,
                    retry_failed=config.retry_failed, progress=config.progress,

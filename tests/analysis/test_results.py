@@ -62,6 +62,17 @@ def test_the_table_has_one_row_per_sub_run_with_percentages(top):
     assert [c.strip() for c in lines[2].strip("|").split("|")][-1] == "-"  # a ranking run has no budget
 
 
+def test_every_run_records_its_data_revision(top):
+    by_run = {r["run"]: r for r in results.collect(top)["runs"]}
+    for name, r in by_run.items():
+        rev = r["data_revision"]
+        assert rev, name  # ranking: the annotation files' sha256; generation: the source's revision
+        if r["benchmark"] == "mmmu":
+            assert rev["kind"].startswith("sha256 of") and len(rev["value"]) == 64
+        else:
+            assert all(len(v) == 64 for v in rev.values())
+
+
 def test_the_table_says_the_thinking_step_ran_and_the_truncation_rate(top, tmp_path):
     import shutil
 
