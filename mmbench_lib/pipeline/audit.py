@@ -74,7 +74,7 @@ def detect(path) -> str:
     expected = ("a folder of <Subject>/output.json, an lmms-eval samples_<task>_*.jsonl (doc_id, doc, resps), "
                 "a VLMEvalKit .tsv/.xlsx/.json (index, prediction, answer) or a JSONL of {id, response}")
     if path.is_dir():
-        if any(path.glob("*/output.json")):
+        if any(path.glob("*/output.json")) or any(path.glob("official/*/output.json")):  # a run of this suite too
             return "official-folders"
         raise DataError(str(path), f"no <Subject>/output.json here; expected {expected}")
     if not path.is_file():
@@ -96,6 +96,7 @@ def read_items(path, benchmark: str, gold: Sequence[dict] | None = None) -> tupl
     rules, path = audit_rules(benchmark), Path(path)
     fmt = detect(path)
     if fmt == "official-folders":
+        path = path / "official" if not any(path.glob("*/output.json")) else path
         items = []
         for sub in sorted(p for p in path.iterdir() if (p / "output.json").is_file()):
             for rec in _read_output_json(sub / "output.json"):

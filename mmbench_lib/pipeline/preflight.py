@@ -331,7 +331,7 @@ def check_values(values: dict, protocol: str | None = None) -> None:
 #: parameters naming a file or folder (dict values and list items too); ``source`` and model specs may
 #: instead be hub ids, run references run ids under outputs/ (see ``absolute_paths``)
 PATH_VALUES = ("data_dir", "annotation_file", "image_root", "video_roots", "frames_root", "cc3m_dir",
-               "seed_bench_v2_dir", "generated_dir", "blind_ids", "responses", "annotations_dir")
+               "seed_bench_v2_dir", "generated_dir", "blind_ids", "responses", "annotations_dir", "gold")
 MODEL_VALUES = ("model", "models", "blind_models")
 RUN_VALUES = ("runs", "compare_runs", "source_run")
 #: values that are names, not paths

@@ -79,8 +79,8 @@ def from_vlmevalkit(row: dict) -> dict:
     """One VLMEvalKit prediction row as an item: options from the letter columns (none: an open question)."""
     index2ans = {L: str(row[L]) for L in LETTERS if _present(row.get(L))}
     qtype = "multiple-choice" if index2ans else "open"
-    return _item(row["id"], qtype, list(index2ans), index2ans, row.get("answer"), row.get("prediction"),
-                 index=row.get("index"))
+    prediction = row.get("prediction") if _present(row.get("prediction")) else ""  # an empty cell reads as NaN
+    return _item(row["id"], qtype, list(index2ans), index2ans, row.get("answer"), prediction, index=row.get("index"))
 
 
 def _present(v) -> bool:
