@@ -169,6 +169,10 @@ def cmd_compare(a) -> int:
                                                  "interval, McNemar's exact p"))
     elif a.format == "text":
         print("\nno two runs of one benchmark share scored items: no paired test")
+    for name in a.published or []:  # the published rows to set the runs against, under their source note's title
+        title = published.source(name).splitlines()[0].lstrip("# ")
+        print(f"\n{title}" if a.format in ("text", "markdown") else "")
+        sys.stdout.write(render(published.load(name), a.format, title))
     return 0
 
 
@@ -456,6 +460,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("runs", nargs="+", metavar="RUN", help="a run folder at any level (top, sub-run, shard) or a run id")
     s.add_argument("--format", choices=["text", "markdown", "latex", "csv"], default="text")
     s.add_argument("--pairs", action="store_true", help="with --format csv: the paired tests instead of the runs")
+    s.add_argument("--published", action="append", choices=published.list_tables(), metavar="TABLE",
+                   help="also print a published table (see `mmbench published list`), e.g. seed2plus_table2")
     s.set_defaults(func=cmd_compare)
 
     return p
