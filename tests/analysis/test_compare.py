@@ -96,5 +96,5 @@ def test_cli_sets_the_runs_against_a_published_table(folders, capsys):
     assert main(["compare", str(a), "--published", "seed2plus_table2", "--published", "mmmu_test_leaderboard",
                  "--format", "markdown"]) == 0
     text = capsys.readouterr().out
-    assert "SEED-Bench-2-Plus, Table 2 (answer ranking, paper)" in text and "| SPHINX-v2-1k" in text
+    assert "SEED-Bench-2-Plus, Table 2 (answer ranking, paper)" in text and "|SPHINX-v2-1k" in text
     assert "MMMU, test-split leaderboard (55 entries)" in text and "InternVL2.5-78B" in text
