@@ -461,7 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=["text", "markdown", "latex", "csv"], default="text")
     s.add_argument("--pairs", action="store_true", help="with --format csv: the paired tests instead of the runs")
     s.add_argument("--published", action="append", choices=published.list_tables(), metavar="TABLE",
-                   help="also print a published table (see `mmbench published list`), e.g. seed2plus_table2")
+                   help="also print a published table (see `mmbench published list`); repeatable")
     s.set_defaults(func=cmd_compare)
 
     return p
