@@ -25,6 +25,8 @@ from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.launch.options import add_arguments as add_launch_arguments, launch_requested, options_from_args
 from mmbench_lib.pipeline.rescore_seed import score_predictions
 from mmbench_lib.core.store import write_json_atomic
+from mmbench_lib.pipeline import audit as audit_mod
+from mmbench_lib.tasks.audits import audited
 from mmbench_lib.pipeline.rescoring import check_out_folder, format_help, print_table, scorable, score_responses, write_outputs
 from mmbench_lib.pipeline.shards import check_benchmark, merge_runs, recorded_benchmark
 from mmbench_lib import published
@@ -120,6 +122,17 @@ def cmd_score_responses(a) -> int:
     return 0
 
 
+def cmd_audit(a) -> int:
+    if a.out:
+        check_out_folder(a.out)  # before any work
+    result = audit_mod.audit(a.files, a.benchmark, reported=a.reported, split=a.split, gold=a.gold,
+                             max_new_tokens=a.max_new_tokens, expected=a.expected)
+    print(audit_mod.report_text(result))
+    if a.out:
+        print(f"wrote {len(audit_mod.write_audit(result, a.out))} files under {a.out}")
+    return 0
+
+
 def cmd_merge(a) -> int:
     check_out_folder(a.out)
 
@@ -156,6 +169,10 @@ def cmd_compare(a) -> int:
                                                  "interval, McNemar's exact p"))
     elif a.format == "text":
         print("\nno two runs of one benchmark share scored items: no paired test")
+    for name in a.published or []:  # the published rows to set the runs against, under their source note's title
+        title = published.source(name).splitlines()[0].lstrip("# ")
+        print(f"\n{title}" if a.format in ("text", "markdown") else "")
+        sys.stdout.write(render(published.load(name), a.format, title))
     return 0
 
 
@@ -403,6 +420,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="write predictions.jsonl and summary.json here")
     s.set_defaults(func=cmd_score_responses)
 
+    s = sub.add_parser("audit", help="re-score other harnesses' per-item outputs under named rule sets; with --reported, "
+                                     "the gap to a reported number, step by step")
+    s.add_argument("files", nargs="+", metavar="FILE", help="official <Subject>/output.json folders, lmms-eval "
+                   "samples_<task>_*.jsonl, VLMEvalKit .tsv/.xlsx/.json predictions, or {id, response} JSONL (with --gold)")
+    s.add_argument("--benchmark", required=True, choices=audited())
+    s.add_argument("--reported", type=float, help="the reported accuracy (%%) to explain")
+    s.add_argument("--split", help="the split the reported number is on, as the item ids start (e.g. validation)")
+    s.add_argument("--gold", help="a file of another format holding the questions and answers (for a plain JSONL)")
+    s.add_argument("--max-new-tokens", type=int, help="the generation budget: responses this long count as truncated")
+    s.add_argument("--expected", type=int, help="the number of items of the split (missing items are counted)")
+    s.add_argument("--out", help="write the tables (csv) and audit.json here")
+    s.set_defaults(func=cmd_audit)
+
     s = sub.add_parser("merge", help="merge the shard files of a sharded run (checks every item is present once)")
     s.add_argument("run_dirs", nargs="+")
     s.add_argument("--out", required=True)
@@ -430,6 +460,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("runs", nargs="+", metavar="RUN", help="a run folder at any level (top, sub-run, shard) or a run id")
     s.add_argument("--format", choices=["text", "markdown", "latex", "csv"], default="text")
     s.add_argument("--pairs", action="store_true", help="with --format csv: the paired tests instead of the runs")
+    s.add_argument("--published", action="append", choices=published.list_tables(), metavar="TABLE",
+                   help="also print a published table (see `mmbench published list`); repeatable")
     s.set_defaults(func=cmd_compare)
 
     return p

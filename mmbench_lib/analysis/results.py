@@ -32,7 +32,8 @@ from mmbench_lib.core.metrics import ENTRY_KEYS, SCHEMA_VERSION, ci_fractions, e
 from mmbench_lib.core.store import METRICS, SHARDS, write_json_atomic
 
 RESULTS = "results.json"
-COLUMNS = ("run", "benchmark", "scope", "model", "data", "protocol", "n", "accuracy", "95% interval", "failed", "n/a")
+COLUMNS = ("run", "benchmark", "scope", "model", "data", "protocol", "n", "accuracy", "95% interval", "failed", "n/a",
+           "truncated")
 
 
 def sub_runs(folder) -> list[Path]:
@@ -96,6 +97,14 @@ def fallback_note(run) -> str | None:
     return None
 
 
+def truncation_rate(metrics: dict) -> float | None:
+    """The share of a generation run's answered items whose response stopped at the token budget (None: ranking)."""
+    counts = metrics.get("counts") or {}
+    if "truncated" not in counts or not counts.get("ok"):
+        return None
+    return counts["truncated"] / counts["ok"]
+
+
 def run_result(run, top: Path) -> dict:
     """One sub-run's record: where, what, the headline entry and its whole metrics."""
     scope, summary = _ranking_summary(run) if run.protocol == RANKING else _generation_summary(run)
@@ -103,12 +112,15 @@ def run_result(run, top: Path) -> dict:
     first = run.samples.iloc[0] if len(run.samples) else {}
     fallback = fallback_note(run)
     protocol = _protocol(run.protocol, first.get("recipe"), run.metrics.get("prompt_mode"))
+    protocol += "".join(f", {step}" for step in run.metrics.get("steps") or [])  # e.g. thinking trace removed
     return {"run": top.name if rel == "." else rel, "benchmark": run.benchmark,
             "model": display_model(run.manifest, run.metrics, run.metrics.get("label") or first.get("model")
                                    or run.metrics.get("model")), "data": data_source(run),
             "protocol": protocol + (", one at a time" if fallback else ""), "generation_fallback": fallback,
             "recipe": first.get("recipe"), "split": run.metrics.get("split"),
-            "scope": scope, "summary": summary, "failures": failure_reasons(run.samples),
+            "scope": scope, "summary": summary, "truncation_rate": truncation_rate(run.metrics),
+            "data_revision": (run.manifest or {}).get("data_revision") or (run.manifest or {}).get("data_sha256"),
+            "failures": failure_reasons(run.samples),
             "all_failed_dimensions": all_failed_dimensions(run.samples), "metrics": run.metrics}
 
 
@@ -223,7 +235,8 @@ def table_rows(results: dict) -> list[list[str]]:
         s = r["summary"]
         interval = "-" if s.get("ci_low") is None else f"{_pct(s['ci_low'])}-{_pct(s['ci_high'])}"
         rows.append([r["run"], r["benchmark"] or "?", r["scope"], str(r["model"]), r.get("data") or "?", r["protocol"], str(s["n"]),
-                     _pct(s["accuracy"]), interval, str(s["failed"]), str(s["n/a"])])
+                     _pct(s["accuracy"]), interval, str(s["failed"]), str(s["n/a"]),
+                     "-" if r.get("truncation_rate") is None else f"{_pct(r['truncation_rate'])}%"])
     return rows
 
 
@@ -236,7 +249,7 @@ def format_table(results: dict) -> str:
         return f"no finished sub-run (no {METRICS}) in {results['run_folder']}"
     cells = [list(COLUMNS)] + rows
     widths = [max(3, *(len(row[i]) for row in cells)) for i in range(len(COLUMNS))]
-    right = {"n", "accuracy", "95% interval", "failed", "n/a"}
+    right = {"n", "accuracy", "95% interval", "failed", "n/a", "truncated"}
 
     def line(row):
         return "|" + "|".join(c.rjust(w) if h in right else c.ljust(w) for c, w, h in zip(row, widths, COLUMNS)) + "|"

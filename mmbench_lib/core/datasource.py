@@ -41,3 +41,48 @@ def describe(config: dict, n: int | None, one_shard: bool = False) -> str:
     if demo and subset:
         label += ", subset"
     return f"{label} (n={n})" if subset and n else label
+
+
+#: the files whose bytes a local folder's revision covers (its images are named by these files)
+DATA_SUFFIXES = (".json", ".jsonl", ".parquet", ".tsv", ".csv", ".arrow")
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _hub_cache() -> Path:
+    import os
+
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    return Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")) / "hub"
+
+
+def data_revision(source) -> dict | None:
+    """Which revision of the data a run read, since datasets are fixed in place (MMMU-Benchmark/MMMU#83): a file's
+    sha256; a folder's sha256 over its data files (:data:`DATA_SUFFIXES`, relative path and bytes, sorted); a hub id's
+    commit from the local Hugging Face cache (``datasets--<org>--<name>/refs/main``). None when none can be told."""
+    if not source:
+        return None
+    path = Path(str(source)).expanduser()
+    if path.is_file():
+        return {"kind": "file sha256", "value": _sha256(path)}
+    if path.is_dir():
+        import hashlib
+
+        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in DATA_SUFFIXES)
+        h = hashlib.sha256()
+        for p in files:
+            h.update(f"{p.relative_to(path).as_posix()}\0{_sha256(p)}\n".encode())
+        return {"kind": f"sha256 of {len(files)} data files", "value": h.hexdigest()}
+    ref = _hub_cache() / ("datasets--" + str(source).replace("/", "--")) / "refs" / "main"
+    if ref.is_file():
+        return {"kind": "hub commit", "value": ref.read_text(encoding="utf-8").strip(), "repo": str(source)}
+    return None

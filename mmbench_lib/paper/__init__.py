@@ -417,6 +417,21 @@ def mmmu_subject_table(name: str, runs=None) -> pd.DataFrame:
     return _with_split_overall(name, runs, owner(name), cols, field_in("group", [discipline]))  # group = discipline
 
 
+def mmmu_test_leaderboard(runs=None) -> pd.DataFrame:
+    """The MMMU test leaderboard (55 entries, ``mmmu_test_leaderboard``) plus our MMMU runs, as Table 2."""
+    return _discipline_table("mmmu_test_leaderboard", runs, owner("mmmu_test_leaderboard"))
+
+
+def seed2plus_table2(runs=None) -> pd.DataFrame:
+    """SEED-Bench-2-Plus Table 2 (answer ranking, paper) plus our runs: Charts / Maps / Webs pooled over their
+    questions, Average the plain mean of the three (the paper's arithmetic, see the source note)."""
+    runs = _as_runs(runs)
+    task = get_task(owner("seed2plus_table2"))
+    cols = {"average": group("average", task.groups["Overall"], "dim_mean"),
+            **{c.lower(): group(c.lower(), task.groups[c]) for c in ("Charts", "Maps", "Webs")}}
+    return _intervals(_with_ours(published.load("seed2plus_table2"), _ours_rows(runs, [task.name], cols, 1)), runs, cols, 1)
+
+
 def cmmmu_table4(runs=None) -> pd.DataFrame:
     return _discipline_table("cmmmu_table4", runs, owner("cmmmu_table4"))
 
@@ -600,6 +615,7 @@ def render_seed(out_dir, runs=None) -> dict[str, list[Path]]:
     out["seed1_fig5_leaderboards_table"] = save_table(lb, out_dir, "seed1_fig5_leaderboards", decimals=2)
     out["seed1_fig5_leaderboards"] = save_figure(seed1_leaderboards(lb), out_dir, "seed1_fig5_leaderboards")
     out["seed1_fig6_rank_heatmap"] = save_figure(seed1_heatmap(runs), out_dir, "seed1_fig6_rank_heatmap")
+    out["seed2plus_table2"] = save_table(seed2plus_table2(runs), out_dir, "seed2plus_table2")
     out.update(_paired(out_dir, runs, paper_tasks("seed"), "seed"))
     return out
 
@@ -617,6 +633,7 @@ def render_mmmu(out_dir, runs=None) -> dict[str, list[Path]]:
     runs = _as_runs(runs)
     out = {
         "mmmu_table2": save_table(mmmu_table2(runs), out_dir, "mmmu_table2"),
+        "mmmu_test_leaderboard": save_table(mmmu_test_leaderboard(runs), out_dir, "mmmu_test_leaderboard"),
         **{name: save_table(mmmu_subject_table(name, runs), out_dir, name) for name in MMMU_SUBJECT_TABLES},
         "mmmu_table3_difficulty": save_table(mmmu_table3_difficulty(runs), out_dir, "mmmu_table3_difficulty"),
         "mmmu_table12_image_types": save_table(mmmu_image_type_table(runs), out_dir, "mmmu_table12_image_types"),

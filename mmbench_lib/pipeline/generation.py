@@ -36,14 +36,13 @@ from collections import Counter, OrderedDict
 
 from mmbench_lib.core import manifest
 from mmbench_lib.core.items import Item
-from mmbench_lib.core.datasource import describe as describe_data
+from mmbench_lib.core.datasource import data_revision, describe as describe_data
 from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.media import check_media, load_visual_inputs
 from mmbench_lib.core.requests import GenerateRequest
 from mmbench_lib.core.rows import base_row, failed_row, ok_row
 from mmbench_lib.core.store import RunStore
 from mmbench_lib.models import load_adapter
-from mmbench_lib.models.settings import split_thinking
 from mmbench_lib.pipeline import rescoring as responses
 from mmbench_lib.pipeline.backend import call_size, with_backend
 from mmbench_lib.pipeline.baselines import BASELINES, FrequentAnswer, RandomAnswer, frequent_table, refusal  # noqa: F401
@@ -53,6 +52,7 @@ from mmbench_lib.pipeline.loop import run_loop
 from mmbench_lib.pipeline.ocr import OCR, insert_ocr
 from mmbench_lib.pipeline.resume import check_same_run, identity
 from mmbench_lib.tasks.base import get_task
+from mmbench_lib.tasks.thinking import STEP, split_trace
 from mmbench_lib.tasks.base import load_items as task_items
 from mmbench_lib.pipeline.shards import select
 
@@ -114,9 +114,10 @@ class GenerationProtocol:
 
     def finish(self, item: Item, request, g) -> dict:
         req, extra = request
-        trace, answer = split_thinking(g.text)  # a thinking trace is kept in the row, not read by the parser
-        if trace is not None:
-            extra = {**extra, "thinking": trace}
+        cut = split_trace(g.text)  # tasks/thinking.py: a named step; the trace and the raw text stay in the row
+        if cut.how != "none":
+            extra = {**extra, "thinking": cut.trace, "raw_response": g.text, "thinking_step": f"{STEP} ({cut.how})"}
+        answer = cut.answer if cut.how != "none" else g.text
         return ok_row(item, response=answer, num_tokens=g.num_tokens, truncated=bool(g.hit_limit),
                       max_new_tokens=req.max_new_tokens, **extra)
 
@@ -217,14 +218,17 @@ def score_run(items: list[Item], store: RunStore, use_random: bool = True, write
     counts = {"items": len(items), "stored": len(rows), "ok": len(ok), "failed": sum(r["status"] == "failed" for r in rows),
               "missing": len(items) - len(rows), "truncated": sum(bool(r["truncated"]) for r in ok),
               "fallbacks": sum(bool(r["fallback"]) for r in ok),
-              "empty_responses": sum(not (r["response"] or "").strip() for r in ok)}
+              "empty_responses": sum(not (r["response"] or "").strip() for r in ok),
+              "thinking_removed": sum(bool(stored[r["id"]].get("thinking_step")) for r in ok)}
     if reads_line:
         counts["answer_lines"] = sum(lines.get(r["id"]) is not None for r in ok)
     metrics = {"schema_version": SCHEMA_VERSION, "benchmark": benchmark, "split": items[0].split,
                "parser": "official (mmbench_lib.pipeline.rescoring)" + (", reading the last 'Answer:' line" if reads_line else ""),
                "prompt_mode": task.prompt_mode(mode).key,
                "random_fallback": "random.Random(42), official order" if use_random else "none (scored wrong)",
-               "counts": counts, "scored": has_gold}
+               "counts": counts, "scored": has_gold,
+               "truncation_rate": counts["truncated"] / len(ok) if ok else None,
+               "steps": [STEP] if counts["thinking_removed"] else []}
     if has_gold:
         metrics.update(
             overall={**summary["overall"], **{k: v for k, v in _tally(rows, lambda r: ["all"]).get("all", {}).items()
@@ -323,6 +327,7 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
         if sharded else None,
         ocr=ocr.describe() if ocr else None, deviations=task.deviations, options=config.option_settings(),
         config=config.to_dict(), prompt_mode=config.mode().describe(),
+        data_revision=data_revision(config.source),  # datasets change in place (MMMU-Benchmark/MMMU#83)
     )
     generate_items(items, adapter, store, max_new_tokens=config.max_new_tokens, batch_size=call_size(adapter, config), ocr=ocr,
                    retry_failed=config.retry_failed, progress=config.progress,

@@ -32,6 +32,7 @@ from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES, ENDPOINT_KEYS
 from mmbench_lib.core.items import DataError
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task, task_names
 from mmbench_lib.tasks.recipes import RECIPES
+from mmbench_lib.tasks.thinking import ranking_refusal
 
 HUB_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
 TRUE = ("1", "on", "yes", "true")
@@ -287,6 +288,10 @@ def check_values(values: dict, protocol: str | None = None) -> None:
     for b in benchmarks:
         check_benchmark(b, protocol, "benchmarks" if "benchmarks" in values else "benchmark")
     benchmark = benchmarks[0] if benchmarks else None
+    why = benchmark is not None and is_task(benchmark) and ranking_refusal(get_task(benchmark).protocol,
+                                                                            values.get("chat_template_kwargs"))
+    if why:  # tasks/thinking.py: likelihood after a trace is not the papers' answer ranking
+        raise BadValue("chat_template_kwargs", why)
     if "model" in values and _uses_model(values):
         check_model(values["model"], values.get("revision") or None)
         check_can_rank(values["model"], benchmark, values.get("recipe"))
@@ -331,7 +336,7 @@ def check_values(values: dict, protocol: str | None = None) -> None:
 #: parameters naming a file or folder (dict values and list items too); ``source`` and model specs may
 #: instead be hub ids, run references run ids under outputs/ (see ``absolute_paths``)
 PATH_VALUES = ("data_dir", "annotation_file", "image_root", "video_roots", "frames_root", "cc3m_dir",
-               "seed_bench_v2_dir", "generated_dir", "blind_ids", "responses", "annotations_dir")
+               "seed_bench_v2_dir", "generated_dir", "blind_ids", "responses", "annotations_dir", "gold")
 MODEL_VALUES = ("model", "models", "blind_models")
 RUN_VALUES = ("runs", "compare_runs", "source_run")
 #: values that are names, not paths

@@ -218,6 +218,14 @@ DERIVED: dict[str, list[Derived]] = {
     "cmmmu_table6_difficulty": [
         Derived("overall", _QC["cmmmu_difficulty"], 1, 1, "question-weighted"),
     ],
+    # the leaderboard's test overall pools the six disciplines' questions, as Table 2 of the paper does
+    "mmmu_test_leaderboard": [
+        Derived("test_overall", _QC["mmmu_test_disciplines"], 1, 1, "question-weighted"),
+    ],
+    # SEED-Bench-2-Plus Table 2: Average is the plain mean of the three categories (see its note)
+    "seed2plus_table2": [
+        Derived("average", {"charts": 1, "maps": 1, "webs": 1}, 1, 1, "mean of dimensions"),
+    ],
 }
 for _name, _w in _QC["mmmu_test_subjects"].items():
     DERIVED[_name] = [Derived("test_overall", _w, 1, 1, "question-weighted")]

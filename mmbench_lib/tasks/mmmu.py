@@ -565,7 +565,7 @@ class MMMUTask(GenerationTask):
     published_tables = ("mmmu_table2", "mmmu_table3_difficulty", "mmmu_table4_art_design", "mmmu_table5_business",
                         "mmmu_table6_science", "mmmu_table7_health_medicine", "mmmu_table8_humanities_social_sci",
                         "mmmu_table9_tech_engineering", "mmmu_table12_image_types", "mmmu_table13_few_shot",
-                        "mmmu_fig6_errors")
+                        "mmmu_fig6_errors", "mmmu_test_leaderboard")
     splits = SPLITS
     split_aliases = SPLIT_ALIASES
     default_split = DEFAULT_SPLIT

@@ -186,7 +186,7 @@ class Seed2PlusTask(SeedTask):
     aliases = ("seed2-plus", "seed_bench_2_plus")
     title = "SEED-Bench-2-Plus"
     paper = ""
-    published_tables = ()
+    published_tables = ("seed2plus_table2",)
     dimensions = DIMENSIONS
     groups = GROUPS
     results_need_questions = False

@@ -89,3 +89,12 @@ def test_samples_df_on_a_folder_of_sub_runs_names_them_and_a_real_command(folder
     command = str(e.value).split("`")[1].split()
     assert command[0] == "mmbench" and build_parser().parse_args(command[1:]).func.__name__ == "cmd_compare"
     assert main(command[1:]) == 0 and "seed__random" in capsys.readouterr().out
+
+
+def test_cli_sets_the_runs_against_a_published_table(folders, capsys):
+    _root, a, _b = folders
+    assert main(["compare", str(a), "--published", "seed2plus_table2", "--published", "mmmu_test_leaderboard",
+                 "--format", "markdown"]) == 0
+    text = capsys.readouterr().out
+    assert "SEED-Bench-2-Plus, Table 2 (answer ranking, paper)" in text and "|SPHINX-v2-1k" in text
+    assert "MMMU, test-split leaderboard (55 entries)" in text and "InternVL2.5-78B" in text

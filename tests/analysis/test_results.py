@@ -58,7 +58,35 @@ def test_the_table_has_one_row_per_sub_run_with_percentages(top):
     cells = [c.strip() for c in lines[-1].strip("|").split("|")]
     assert cells[:7] == ["mmmu/random", "mmmu", "overall", "random", "demo data", "generation (official)", str(m["n"])]
     assert cells[7:] == [f"{100 * m['accuracy']:.1f}", f"{100 * m['ci_low']:.1f}-{100 * m['ci_high']:.1f}",
-                         str(m["failed"]), str(m["n/a"])]
+                         str(m["failed"]), str(m["n/a"]), "0.0%"]  # the random baseline's answers are never cut
+    assert [c.strip() for c in lines[2].strip("|").split("|")][-1] == "-"  # a ranking run has no budget
+
+
+def test_every_run_records_its_data_revision(top):
+    by_run = {r["run"]: r for r in results.collect(top)["runs"]}
+    for name, r in by_run.items():
+        rev = r["data_revision"]
+        assert rev, name  # ranking: the annotation files' sha256; generation: the source's revision
+        if r["benchmark"] == "mmmu":
+            assert rev["kind"].startswith("sha256 of") and len(rev["value"]) == 64
+        else:
+            assert all(len(v) == 64 for v in rev.values())
+
+
+def test_the_table_says_the_thinking_step_ran_and_the_truncation_rate(top, tmp_path):
+    import shutil
+
+    from mmbench_lib.tasks.thinking import STEP
+
+    run = tmp_path / "thinking"
+    shutil.copytree(top / "mmmu" / "random", run)
+    m = json.loads((run / "metrics.json").read_text())
+    m["counts"]["truncated"] = m["counts"]["ok"] - 1  # a budget that cut all responses but one
+    m["steps"] = [STEP]
+    (run / "metrics.json").write_text(json.dumps(m))
+    row = [c.strip() for c in results.format_table(results.collect(run)).splitlines()[-1].strip("|").split("|")]
+    assert row[5] == f"generation (official), {STEP}"
+    assert row[-1] == f"{100 * (m['counts']['ok'] - 1) / m['counts']['ok']:.1f}%"
 
 
 def test_mmbench_metrics_on_a_run_folder_prints_the_table(top, capsys):

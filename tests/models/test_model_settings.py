@@ -90,5 +90,7 @@ def test_a_generation_row_keeps_the_trace_and_gives_the_parser_the_answer(demo):
     req = GenerateRequest(item.id, build_prompt(item)[0], [], max_new_tokens=64)
     row = GenerationProtocol.finish(None, item, (req, {}), Generation("<think>Option B fits.</think> (B)", 9, False))
     assert row["response"] == "(B)" and row["thinking"] == "Option B fits." and row["num_tokens"] == 9
+    # the step is named and the raw text kept (tasks/thinking.py)
+    assert row["raw_response"] == "<think>Option B fits.</think> (B)" and row["thinking_step"] == "thinking trace removed (closed)"
     plain = GenerationProtocol.finish(None, item, (req, {}), Generation("(B)", 2, False))
-    assert plain["response"] == "(B)" and "thinking" not in plain
+    assert plain["response"] == "(B)" and "thinking" not in plain and "raw_response" not in plain

@@ -163,3 +163,24 @@ def test_engine_options_are_checked_before_the_run():
         check_values({"model": "smollm2", "engine_options": {"tensor_parallel_size": 2}})
     with pytest.raises(BadValue, match="a mapping"):
         check_engine_options(["tensor_parallel_size"], "vllm:org/model")
+
+
+def test_a_ranking_run_with_thinking_on_is_refused_before_it_runs(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    with pytest.raises(BadValue, match="not the papers' answer-ranking protocol") as e:
+        check_values({"benchmark": "seed", "chat_template_kwargs": {"enable_thinking": True}})
+    assert e.value.name == "chat_template_kwargs"
+    check_values({"benchmark": "mmmu", "chat_template_kwargs": {"enable_thinking": True}})  # generation may think
+    check_values({"benchmark": "seed", "chat_template_kwargs": {"enable_thinking": False}})
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "MMBENCH_OUTPUTS": str(tmp_path / "outputs"), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-m", "mmbench_lib.cli", "run", "notebooks/10_seed_bench.ipynb", "--model",
+                           "smollm2", "--chat-template-kwargs", "{enable_thinking: true}"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=300)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("mmbench: error:")]
+    assert proc.returncode == 2 and len(errors) == 1 and "answer-ranking" in errors[0], proc.stderr
+    assert not (tmp_path / "outputs").exists()

@@ -1,0 +1,222 @@
+"""MMMU items from other harnesses' files, and the rule sets a reproduction audit re-scores them with.
+
+An item is a dict ``{id, subject, question_type, all_choices, index2ans, answer, response}`` (the fields of
+the official ``output.json``, docs/protocols.md §3.9) plus ``own_correct`` (the file's own verdict, when it
+carries one). Readers of the peers' rows (field names from their code):
+
+- lmms-eval sample logs (``lmms_eval/evaluator.py``: ``doc_id``, ``doc``, ``resps``, ``filtered_resps``, the
+  task's metric fields; task ``mmmu_val``, ``tasks/mmmu/utils.py::mmmu_process_results``: ``doc`` holds ``id``,
+  ``question_type``, ``options``, ``answer``; metric ``mmmu_acc`` holds ``parsed_pred``);
+- VLMEvalKit prediction files (``vlmeval/dataset/utils/multiple_choice.py``: ``index``, ``prediction``,
+  ``answer``, option columns ``A``...``I``; the MMMU item id in ``id``).
+
+Rule sets (:data:`RULES`), each ``fn(items, rng_seed) -> [correct]``:
+
+- ``official``: ``parse_multi_choice`` / ``parse_open`` / ``eval_*`` of the official repository, one
+  ``random.Random(42)`` in the official subject order (docs/protocols.md §3.4-3.8);
+- ``official, trace removed``: the same after :func:`thinking.strip_trace` (NOT official: a named step);
+- ``lmms-eval``: ``mmmu_process_results`` at lmms-eval 75571cf: multiple choice by the official parser, its
+  fallback drawn from Python's global ``random`` (seeded by ``--seed``, default 0; here ``random.Random(0)``
+  in the file's order, an approximation of their stream); open answers keep ``str(parsed_pred[0])`` and
+  ``evaluate_mmmu`` then iterates that string's characters, so no open answer of length 2 or more can match;
+- ``vlmevalkit``: exact matching (``can_infer``, ``vlmeval/utils/matching_util.py`` at VLMEvalKit e8e78f0):
+  :func:`vlmevalkit_can_infer`; nothing inferred is "Z", scored wrong (no judge model).
+"""
+from __future__ import annotations
+
+import ast
+import random
+import re
+import string
+from typing import Callable, Sequence
+
+from mmbench_lib.tasks import mmmu_parser as mparse
+from mmbench_lib.tasks.thinking import strip_trace
+
+#: lmms-eval's MMMU metric field (``mmmu_process_results``)
+LMMS_EVAL_METRIC = "mmmu_acc"
+LETTERS = string.ascii_uppercase
+
+
+def _item(item_id, question_type, all_choices, index2ans, answer, response, **extra) -> dict:
+    qtype = mparse.normalize_question_type(str(question_type))
+    return {"id": str(item_id), "subject": mparse.subject_from_id(str(item_id)), "question_type": qtype,
+            "all_choices": list(all_choices), "index2ans": dict(index2ans), "answer": answer,
+            "response": response if isinstance(response, str) else ("" if response is None else str(response)),
+            **extra}
+
+
+def _first_text(value):
+    """The first string inside ``resps`` / ``filtered_resps`` (a list per request, itself a list or a string)."""
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    return value if isinstance(value, str) else None
+
+
+def from_official(rec: dict) -> dict:
+    """One record of an official ``output.json`` (already checked by ``score-responses``' reader)."""
+    return _item(rec["id"], rec["question_type"], rec.get("all_choices") or [], rec.get("index2ans") or {},
+                 rec.get("answer"), rec.get("response"))
+
+
+def from_lmms_eval(row: dict) -> dict:
+    """One lmms-eval sample-log row as an item: the raw response (``resps``, before lmms-eval's own filters and
+    reasoning-tag strip), and ``own_correct`` from the row's ``mmmu_acc.parsed_pred`` by their rule."""
+    doc = row["doc"]
+    options = doc.get("options", "[]")
+    index2ans, all_choices = mparse.mc_info(ast.literal_eval(options) if isinstance(options, str) else options)
+    raw = _first_text(row.get("resps"))
+    response = raw if raw is not None else _first_text(row.get("filtered_resps"))
+    it = _item(doc["id"], doc["question_type"], all_choices, index2ans, doc.get("answer"), response,
+               doc_id=row.get("doc_id"), filtered=_first_text(row.get("filtered_resps")))
+    metric = row.get(LMMS_EVAL_METRIC)
+    if isinstance(metric, dict) and isinstance(metric.get("parsed_pred"), list):
+        it["own_correct"] = _lmms_eval_correct(it, metric["parsed_pred"])
+    return it
+
+
+def from_vlmevalkit(row: dict) -> dict:
+    """One VLMEvalKit prediction row as an item: options from the letter columns (none: an open question)."""
+    index2ans = {L: str(row[L]) for L in LETTERS if _present(row.get(L))}
+    qtype = "multiple-choice" if index2ans else "open"
+    prediction = row.get("prediction") if _present(row.get("prediction")) else ""  # an empty cell reads as NaN
+    return _item(row["id"], qtype, list(index2ans), index2ans, row.get("answer"), prediction, index=row.get("index"))
+
+
+def _present(v) -> bool:
+    return v is not None and not (isinstance(v, float) and v != v) and str(v) != ""
+
+
+def with_gold(row: dict, gold: dict) -> dict:
+    """A plain ``{id, response}`` row with the question fields of its gold item."""
+    return {**gold, "response": row["response"] if isinstance(row.get("response"), str) else "",
+            **{k: v for k, v in row.items() if k not in ("id", "response")}}
+
+
+# ------------------------------------------------------------------------------------------------ rules
+
+def _gold(it):
+    return mparse.parse_gold(it["answer"])
+
+
+def _official(items: Sequence[dict], seed=42, text=lambda r: r) -> list[bool]:
+    """The official parser and evaluation (docs/protocols.md §3.4-3.8) over ``text(response)``."""
+    by_subject: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        by_subject.setdefault(it["subject"], []).append(i)
+    rng = random.Random(seed)
+    out = [False] * len(items)
+    for _subject, i in mparse.official_order(by_subject):
+        it = items[i]
+        response = text(it["response"])
+        if it["question_type"] == "multiple-choice":
+            pred = mparse.parse_multi_choice(response, it["all_choices"], it["index2ans"], rng).pred
+            out[i] = pred is not None and mparse.eval_multi_choice(_gold(it), pred)
+        else:
+            out[i] = mparse.eval_open(_gold(it), mparse.parse_open(response))
+    return out
+
+
+def _lmms_eval_correct(it: dict, parsed_preds: Sequence) -> bool:
+    """``evaluate_mmmu`` of lmms-eval over the stored ``parsed_pred`` list (module doc)."""
+    for pred in parsed_preds:
+        if it["question_type"] == "multiple-choice":
+            if mparse.eval_multi_choice(_gold(it), pred):
+                return True
+        elif mparse.eval_open(_gold(it), pred):  # pred is a string: its characters are the predictions
+            return True
+    return False
+
+
+def lmms_eval_preds(items: Sequence[dict], seed=0) -> list[str]:
+    """``parsed_pred`` of ``mmmu_process_results`` for each item (module doc), in the items' order."""
+    rng = random.Random(seed)
+    out = []
+    for it in items:
+        if it["question_type"] == "multiple-choice":
+            out.append(mparse.parse_multi_choice(it["response"], it["all_choices"], it["index2ans"], rng).pred)
+        else:
+            parsed = mparse.parse_open(it["response"])
+            out.append(str(parsed[0]) if parsed else "")
+    return out
+
+
+def lmms_eval_rule(items: Sequence[dict], seed=0) -> list[bool]:
+    return [_lmms_eval_correct(it, [p]) for it, p in zip(items, lmms_eval_preds(items, seed))]
+
+
+# ------------------------------------------------------------------------------------- writing the formats
+
+def lmms_eval_row(doc_id: int, it: dict, parsed_pred) -> dict:
+    """An item as an lmms-eval sample-log row (the fields of ``evaluator.py``; ``doc`` as the HF MMMU row)."""
+    options = [it["index2ans"][L] for L in it["all_choices"]]
+    doc = {"id": it["id"], "question_type": it["question_type"], "options": str(options), "answer": it["answer"]}
+    return {"doc_id": doc_id, "doc": doc, "target": it["answer"], "arguments": [], "resps": [[it["response"]]],
+            "filtered_resps": [it["response"]], LMMS_EVAL_METRIC: {"id": it["id"], "subdomain": it["subject"],
+                                                                   "question_type": it["question_type"],
+                                                                   "answer": it["answer"], "parsed_pred": [parsed_pred]}}
+
+
+def vlmevalkit_row(index: int, it: dict) -> dict:
+    """An item as a VLMEvalKit prediction row (``index``, option columns, ``answer``, ``prediction``, ``id``)."""
+    answer = it["answer"] if isinstance(it["answer"], str) else str(it["answer"])
+    return {"index": index, "id": it["id"], **{L: it["index2ans"][L] for L in it["all_choices"]},
+            "answer": answer, "prediction": it["response"], "category": it["subject"]}
+
+
+def misleading_trace(it: dict) -> str:
+    """The item's response behind a thinking trace that names a wrong option (multiple choice) or a wrong number
+    (open): a test of trace handling built from real responses."""
+    wrong = next((L for L in it["all_choices"] if L != it["answer"]), "A")
+    lead = f"My first guess is ({wrong}) {it['index2ans'].get(wrong, '')}." if it["question_type"] == "multiple-choice" \
+        else "My first guess is 0."
+    return f"<think>{lead} Let me check that again.</think>{it['response']}"
+
+
+_VERBOSE = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
+_REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
+             "I'm sorry, but without the image provided", "Cannot determine the answer")
+
+
+def vlmevalkit_can_infer(answer: str, choices: dict) -> str | None:
+    """VLMEvalKit ``can_infer`` (``can_infer_option`` then ``can_infer_text``), the revision of the module doc:
+    the letter, "Z" (refusal), or None (nothing inferred)."""
+    answer = str(answer)
+    if "Failed to obtain answer via API" in answer:
+        return None
+    if any(r in answer for r in _REFUSALS):
+        return "Z"
+    splits = [x.strip() for x in re.sub(r"[.()\[\],:;!*#{}]", " ", answer).split()]
+    found = [c for c in choices if c in splits]
+    if len(found) == 1:
+        for ch in choices:
+            if ch in splits and splits.index(ch) > len(splits) - 5:
+                return ch
+    elif not found and sum(z in splits for z in ("Z", "")) == 1:
+        return "Z"
+    m = _VERBOSE.search(answer)
+    if m and m.group(1).upper() in choices:
+        return m.group(1).upper()
+    low = answer.lower()
+    if len(low) > 2 * sum(len(str(v)) for v in choices.values()):
+        return None
+    cands = [k for k, v in choices.items() if str(v).lower() in low]
+    return cands[0] if len(cands) == 1 else None
+
+
+def vlmevalkit_rule(items: Sequence[dict], seed=None) -> list[bool]:
+    out = []
+    for it in items:
+        opt = vlmevalkit_can_infer(it["response"], it["index2ans"]) if it["question_type"] == "multiple-choice" else None
+        out.append(opt is not None and opt == str(it["answer"]).strip())
+    return out
+
+
+#: rule set -> (function, label); the first is the official one
+RULES: dict[str, tuple[Callable, str]] = {
+    "official": (lambda items: _official(items), "official parser (MMMU repository, random.Random(42))"),
+    "official, trace removed": (lambda items: _official(items, text=strip_trace),
+                                "official parser after removing a thinking trace (NOT official)"),
+    "lmms-eval": (lambda items: lmms_eval_rule(items), "lmms-eval mmmu_process_results (fallback random.Random(0))"),
+    "vlmevalkit": (lambda items: vlmevalkit_rule(items), "VLMEvalKit exact matching (can_infer, no judge)"),
+}

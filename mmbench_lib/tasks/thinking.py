@@ -1,0 +1,87 @@
+"""Thinking traces: removed before the official parser, as a named and recorded step (NOT part of any paper).
+
+Reasoning models write a trace before their answer. The official parsers (MMMU, CMMMU, MMMU-Pro) read the
+whole response, so a letter or number inside the trace can be taken for the answer (lm-evaluation-harness#3419;
+sglang PR#23864). :func:`split_trace` separates the two:
+
+- ``<think>...</think>`` blocks (any number; Qwen3, DeepSeek-R1 and their descendants) and the family markers
+  in :data:`MARKERS` (``<reasoning>``, ``◁think▷...◁/think▷``, ``<|begin_of_thought|>...<|end_of_thought|>``);
+- a closing marker without its opening one: the chat template put the opening one in the prompt, the answer
+  is what follows the last closing marker (lmms-eval ``api/reasoning.py::strip_reasoning_tags`` does the same);
+- an unclosed opening marker: the trace ran to the end (usually the token limit), there is no answer (lmms-eval
+  leaves such a response as it is, so its parser reads the trace).
+
+A ranking run must not think: the likelihood of a choice after a trace is not the papers' protocol
+(:func:`ranking_refusal`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: (opening, closing) trace markers; the first is the common one
+MARKERS = (("<think>", "</think>"), ("<reasoning>", "</reasoning>"), ("◁think▷", "◁/think▷"),
+           ("<|begin_of_thought|>", "<|end_of_thought|>"))
+#: the name of the step in predictions and results tables
+STEP = "thinking trace removed"
+
+
+@dataclass(frozen=True)
+class Split:
+    """A response split into ``answer`` and ``trace``; ``how``: ``none`` (no marker), ``closed``, ``open-prefix``
+    (closing marker only), ``unclosed`` (no answer: the trace ran to the end)."""
+
+    answer: str
+    trace: str
+    how: str
+
+
+def split_trace(text) -> Split:
+    """The answer part and the trace of ``text`` (module doc).
+
+    >>> split_trace("<think>A looks right... no, (B)</think>The answer is (C).")
+    Split(answer='The answer is (C).', trace='A looks right... no, (B)', how='closed')
+    >>> split_trace("so maybe (A)</think> (C)").answer
+    '(C)'
+    >>> split_trace("<think>(A) or (B)? Let me recount").how
+    'unclosed'
+    """
+    if not isinstance(text, str):
+        return Split("", "", "none")
+    answer, traces, how = text, [], "none"
+    for start, end in MARKERS:
+        while start in answer and end in answer[answer.find(start):]:
+            i = answer.find(start)
+            j = answer.find(end, i)
+            traces.append(answer[i + len(start):j])
+            answer = answer[:i] + answer[j + len(end):]
+            how = "closed"
+        if end in answer and start not in answer:
+            head, _, answer = answer.rpartition(end)
+            traces.insert(0, head)
+            how = "open-prefix"
+        if start in answer:
+            i = answer.find(start)
+            traces.append(answer[i + len(start):])
+            answer = answer[:i]
+            how = "unclosed"
+    return Split(answer.strip(), "\n".join(t.strip() for t in traces), how)
+
+
+def strip_trace(text) -> str:
+    """The answer part of ``text`` (:func:`split_trace`)."""
+    return split_trace(text).answer
+
+
+def thinking_enabled(chat_template_kwargs) -> bool:
+    """Whether a run's ``chat_template_kwargs`` turn thinking on (``enable_thinking=True``, or ``thinking=True``)."""
+    kw = chat_template_kwargs or {}
+    return isinstance(kw, dict) and any(kw.get(k) is True for k in ("enable_thinking", "thinking"))
+
+
+def ranking_refusal(kind: str, chat_template_kwargs) -> str | None:
+    """Why a run is refused before it starts (None: it may run): a ranking run with thinking on."""
+    if kind == "ranking" and thinking_enabled(chat_template_kwargs):
+        return ("chat_template_kwargs turn thinking on (enable_thinking=True) for a ranking run: the likelihood of "
+                "a choice after a thinking trace is not the papers' answer-ranking protocol; drop it, or use a "
+                "generation task")
+    return None
