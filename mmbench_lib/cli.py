@@ -101,6 +101,9 @@ def cmd_score_predictions(a) -> int:
     print(f"\n{inp['predictions']} predictions, {inp['duplicate_lines']} duplicate lines "
           f"({len(inp['conflicting_duplicates'])} with conflicting predictions; last wins), "
           f"{inp['n_unknown_ids']} unknown ids, {inp['missing_from_predictions']} questions without a prediction")
+    norm = {k: v for k, v in inp.get("normalisations", {}).items() if v}
+    print("normalised as the official evaluation reads the file: "
+          + (", ".join(f"{k.replace('_', ' ')} {v}" for k, v in norm.items()) or "nothing"))
     if a.out:
         out = Path(a.out)
         out.mkdir(parents=True, exist_ok=True)
