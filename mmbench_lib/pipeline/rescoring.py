@@ -89,6 +89,11 @@ def _read_output_json(path: Path) -> list[dict]:
             for key in ("all_choices", "index2ans"):
                 if not isinstance(rec.get(key), (list, dict) if key == "all_choices" else dict):
                     raise DataError(str(path), f"record #{i}: field missing or of the wrong type", rec["id"], key)
+            bad = [k for k, v in rec["index2ans"].items() if not isinstance(v, str)]
+            if bad:  # the official parser calls .lower() on each option text
+                v = rec["index2ans"][bad[0]]
+                raise DataError(str(path), f"record #{i}: option {bad[0]!r} is {type(v).__name__} {v!r}, not an option "
+                                           "text (the official parser reads strings)", rec["id"], "index2ans")
             _check_mc_gold(path, i, rec)
         elif not _open_gold_ok(rec.get("answer")):
             raise DataError(str(path), f"record #{i}: an open answer is a string, a number or a list of them, got "
@@ -284,6 +289,27 @@ def _jsonl_rows(source):
                 yield f, n, row
 
 
+def _cmmmu_key(value) -> str:
+    """The id an official CMMMU file is joined by: ``eval_script.py`` keys both files by ``int(id)``, so
+    ``"0012 "`` and ``12`` are one question (docs/protocols.md §4.6); an id that is no integer is kept as written."""
+    text = str(value)
+    try:
+        return str(int(text))
+    except ValueError:
+        return text
+
+
+def _index2ans(f: Path, n: int, row: dict) -> dict[str, str]:
+    """The row's option texts; an option that is neither a string nor null is refused (the official
+    content pass counts it in the response with ``str.count``, which needs a string; docs/protocols.md §4.4)."""
+    for i in range(1, 5):
+        v = row.get(f"option{i}")
+        if v is not None and not isinstance(v, str):
+            raise DataError(str(f), f"line {n}: an option text is a string, got {type(v).__name__} {v!r}",
+                            str(row["id"]), f"option{i}")
+    return cparse.index2ans_from_record(row)
+
+
 def _category_of(row: dict, path: Path) -> str | None:
     """Chinese category from the row's ``category``, else from the file or folder name (docs/protocols.md §4.1, §4.6)."""
     for name in (row.get("category"), path.stem, path.parent.name):
@@ -299,7 +325,7 @@ def _category_of(row: dict, path: Path) -> str | None:
 def _gold_table(answers, questions=None) -> dict[str, dict]:
     gold: dict[str, dict] = {}
     for f, n, row in _jsonl_rows(answers):
-        qid = str(row["id"])
+        qid = _cmmmu_key(row["id"])
         if "answer" not in row:
             raise DataError(str(f), f"line {n}: field missing", qid, "answer")
         if row.get("type") not in cparse.INSTRUCTIONS:
@@ -312,24 +338,25 @@ def _gold_table(answers, questions=None) -> dict[str, dict]:
         entry = {"type": row["type"], "answer": row["answer"], "category": _category_of(row, f),
                  "subcategory": row.get("subcategory")}
         if any(f"option{i}" in row for i in range(1, 5)):
-            entry["index2ans"] = cparse.index2ans_from_record(row)
+            entry["index2ans"] = _index2ans(f, n, row)
         gold[qid] = entry
     if not gold:
         raise DataError(str(answers), "no gold rows")
     if questions is not None:
         seen = set()
         for f, n, row in _jsonl_rows(questions):
-            if str(row["id"]) in seen:
-                raise DataError(str(f), f"line {n}: id given twice in the questions", str(row["id"]), "id")
-            seen.add(str(row["id"]))
-            entry = gold.get(str(row["id"]))
+            key = _cmmmu_key(row["id"])
+            if key in seen:
+                raise DataError(str(f), f"line {n}: id given twice in the questions", key, "id")
+            seen.add(key)
+            entry = gold.get(key)
             if entry is None:
                 continue
             if entry["category"] is None:
                 entry["category"] = _category_of(row, f)
             entry["subcategory"] = entry["subcategory"] or row.get("subcategory")
             if "index2ans" not in entry and any(f"option{i}" in row for i in range(1, 5)):
-                entry["index2ans"] = cparse.index2ans_from_record(row)
+                entry["index2ans"] = _index2ans(f, n, row)
     return gold
 
 
@@ -359,9 +386,10 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
     """
     gold = _gold_table(answers, questions)
     outputs: "OrderedDict[str, tuple[Path, int, dict]]" = OrderedDict()
-    duplicates = []
+    duplicates, ids_as_int = [], 0
     for f, n, row in _jsonl_rows(responses):
-        qid = str(row["id"])
+        qid = _cmmmu_key(row["id"])
+        ids_as_int += qid != str(row["id"])
         if "response" not in row and "answer" not in row:
             raise DataError(str(f), f"line {n}: a row needs 'response' (response mode) or 'answer' (answer mode)", qid, "response")
         if qid in outputs:
@@ -453,7 +481,8 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
         "per_subject": {k: v for k, v in _tally(rows, "subject").items() if k is not None},
         "per_question_type": _tally(rows, "question_type"),
         "counts": {"items": len(rows), **counts, "unknown_ids": len(unknown_ids), "missing_responses": len(missing),
-                   "duplicate_response_ids": len(duplicates), "no_category": len(no_category)},
+                   "duplicate_response_ids": len(duplicates), "no_category": len(no_category),
+                   "response_ids_read_as_integers": ids_as_int},
         "unknown_id_examples": unknown_ids[:20], "missing_examples": missing[:20],
         "official": dict(official), "warnings": warn,
     }
