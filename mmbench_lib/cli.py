@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 from mmbench_lib.models.policy import policy_from
 from mmbench_lib import __version__
+from mmbench_lib.analysis.reader import resolve_run
 from mmbench_lib.analysis.compare import compare_tables
 from mmbench_lib.analysis.export import render
 from mmbench_lib.analysis.results import failure_problem, format_report, format_table, read_results
@@ -135,6 +136,7 @@ def cmd_merge(a) -> int:
 def cmd_metrics(a) -> int:
     from mmbench_lib.pipeline.runs import metrics_from_store
 
+    a.run_dir = resolve_run(a.run_dir)  # a folder or a run id, as every command takes them
     if not a.benchmark:
         _print_results(a.run_dir)
         return 0

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from mmbench_lib.tasks.base import get_task, is_task
 from mmbench_lib.tasks.recipes import RECIPES
-from mmbench_lib.analysis.reader import RANKING, RunError, display_model, load_run
+from mmbench_lib.analysis.reader import RANKING, RunError, display_model, load_run, resolve_run
 from mmbench_lib.core.datasource import describe
 from mmbench_lib.core.metrics import ENTRY_KEYS, SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.store import METRICS, SHARDS, write_json_atomic
@@ -39,9 +39,7 @@ def sub_runs(folder) -> list[Path]:
     """The folder and the folders below it holding ``metrics.json`` (hidden folders and a sharded
     run's ``shards/`` skipped: the merge's metrics stand for them), in the order they finished (their
     metrics' modification times)."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise RunError(f"{folder}: no such run folder")
+    folder = resolve_run(folder)
     found = [p.parent for p in folder.rglob(METRICS)]
     found = [p for p in found if not any(part.startswith(".") or part == SHARDS for part in p.relative_to(folder).parts)]
     return sorted(found, key=lambda p: ((p / METRICS).stat().st_mtime_ns, str(p)))
@@ -179,7 +177,7 @@ def failure_problem(results: dict, max_failed: float | None = None) -> str | Non
 
 def collect(folder) -> dict:
     """The ``results.json`` body of a run folder: every sub-run's record (see the module doc)."""
-    folder = Path(folder)
+    folder = resolve_run(folder)
     return {"schema_version": SCHEMA_VERSION, "run_folder": str(folder),
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "runs": [run_result(load_run(p), folder) for p in sub_runs(folder)]}
@@ -203,7 +201,7 @@ def write_results(folder, report: dict | None = None) -> dict:
 
 def read_results(folder) -> dict:
     """``results.json`` of a run folder, or the results collected now when it has none."""
-    path = Path(folder) / RESULTS
+    path = resolve_run(folder) / RESULTS
     if path.is_file():
         try:
             return json.loads(path.read_text(encoding="utf-8"))

@@ -40,7 +40,6 @@ from mmbench_lib.core.metrics import SCORED
 from mmbench_lib import published
 from mmbench_lib.paper import ours as ours_mod
 from mmbench_lib.analysis import tables as tables_mod  # noqa: E402
-from mmbench_lib.pipeline import runs as runs_mod  # noqa: E402
 from mmbench_lib.paper.ours import Column, every, field_in, group, has_tag  # noqa: E402
 from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.core.uncertainty import compare_runs
@@ -90,12 +89,8 @@ def seed1_columns(average: str = "micro") -> dict[str, Column]:
 
 
 def resolve_run(path) -> Path:
-    """A run folder: absolute as given, else under ``outputs/`` (``MMBENCH_OUTPUTS``), else from the repo root."""
-    p = Path(path).expanduser()
-    if p.is_absolute():
-        return p
-    under_outputs = runs_mod.outputs_root() / p
-    return under_outputs if under_outputs.exists() else manifest.resolve(p)
+    """A run folder or run id: ``analysis.reader.resolve_run``, the one resolver."""
+    return reader.resolve_run(path)
 
 
 def load_run(path) -> Run:
