@@ -49,7 +49,6 @@ from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline import rescoring
 from mmbench_lib.pipeline import runs as runs_mod
 from mmbench_lib.pipeline.config import RunConfig
-from mmbench_lib.pipeline.reuse import same_identity
 from mmbench_lib.reports import subruns
 from mmbench_lib.scoring import pick
 from mmbench_lib.tasks.base import all_tasks, get_task, load_items
@@ -67,38 +66,6 @@ MODE_PROTOCOLS = {t.name: {k: mode_protocol(m) for k, m in t.prompt_modes.items(
 """benchmark -> its prompt modes other than official as protocols (``Task.prompt_modes``), asked for by key."""
 
 # ------------------------------------------------------------------------------ runs: reuse or make
-
-def _finished_runs(root: Path):
-    """``(folder, manifest)`` of every finished run under ``root`` (up to three levels deep)."""
-    if not root.is_dir():
-        return
-    for depth in ("*", "*/*", "*/*/*"):
-        for man_path in sorted(root.glob(f"{depth}/manifest.json")):
-            folder = man_path.parent
-            try:
-                man = reader.read_manifest(folder)
-            except reader.RunError:
-                continue
-            if man.get("finished") and (folder / "metrics.json").is_file() and isinstance(man.get("config"), dict):
-                yield folder, man
-
-
-def _covers(folder: Path, ids: list[str]) -> bool:
-    try:
-        have = set(reader.samples_df(folder)["id"])
-    except (reader.RunError, ValueError, KeyError):
-        return False
-    return set(ids) <= have
-
-
-def find_run(config: RunConfig, ids: list[str], root: Path | None = None) -> Path | None:
-    """The newest finished run in ``outputs/`` (``root``) that is the run ``config`` describes, its whole
-    identity the same (``pipeline.reuse.same_identity``: model, recipe, option order, prompt mode, data,
-    selection, ...), holding every item of ``ids``; or ``None``."""
-    found = [folder for folder, man in _finished_runs(root or reader.outputs_root())
-             if same_identity(man, config) and _covers(folder, ids)]
-    return max(found, key=lambda f: (f / "metrics.json").stat().st_mtime) if found else None
-
 
 class _SharedModel:
     """The model adapter, loaded once on first use and shared by every run the report makes."""
@@ -118,9 +85,9 @@ def ensure_run(config: RunConfig, ids: list[str], model: _SharedModel | None = N
     when it is ``config.out_dir`` itself, finished by an earlier call), else ``config`` evaluated
     (``runs.evaluate``: resumes ``config.out_dir`` if it holds part of the run; a shard's share only when
     ``config.num_shards > 1``)."""
-    if subruns.merged(config.out_dir) and _covers(Path(config.out_dir), ids):
+    if subruns.merged(config.out_dir) and subruns.covers(Path(config.out_dir), ids):
         return {"folder": Path(config.out_dir), "reused": False}
-    folder = find_run(config, ids) if reuse else None
+    folder = subruns.find_same_run(config, ids) if reuse else None
     if folder is not None:
         return {"folder": Path(folder), "reused": Path(folder).resolve() != Path(config.out_dir).resolve()}
     runs_mod.evaluate(config, model(config.model) if model else None)
