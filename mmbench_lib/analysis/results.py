@@ -52,7 +52,9 @@ def data_source(run) -> str:
     config = man.get("config") or {"data": man.get("data") or {}}
     one_shard = (config.get("num_shards") or 1) > 1 and Path(run.folder).parent.name == SHARDS
     n = man.get("n_items") or (len(run.samples) if run.files else None)
-    return describe(config, n, one_shard)
+    bench = man.get("benchmark") or config.get("benchmark")
+    declared = get_task(bench).declared_size(config.get("split")) if is_task(bench) else 0
+    return describe(config, n, one_shard, declared)
 
 
 def _ranking_summary(run) -> tuple[str, dict]:

@@ -472,6 +472,7 @@ class MMMUProTask(GenerationTask):
     title = "MMMU-Pro"
     published_tables = ("mmmu_pro_leaderboard",)
     splits = SPLITS
+    split_sizes = {s: NUM_ITEMS for s in SPLITS}  # every setting holds the same 1,730 questions (evaluate.py NUM)
     split_aliases = SPLIT_ALIASES
     default_split = DEFAULT_SPLIT
     # one hub split (test); the settings are the same 1,730 questions: no split to learn answers from
