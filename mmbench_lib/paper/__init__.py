@@ -116,6 +116,8 @@ def label_of(run: Run) -> str:
         how = "baseline" if base in ("random", "frequent") else f"greedy, max {metrics.get('max_new_tokens')} tokens"
         if base == "ocr":
             how += ", OCR"
+        if plots.mode_note(metrics):
+            how += f", {plots.mode_note(metrics)}"
     else:
         model = given or plots.model_name(model)
         recipe = metrics.get("recipe") or "?"

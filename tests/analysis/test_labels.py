@@ -100,3 +100,10 @@ def test_full_split_only_when_the_count_is_the_declared_split_size(made, monkeyp
     assert results.run_result(load_run(more), more)["data"] == f"n={n}, not the published {n - 1}"
     assert get_task("seed2").declared_size(None) == 24371 and get_task("mmmu").declared_size("validation") == 900
     assert get_task("mmmu-pro").declared_size("vision-cot") == 1730 and get_task("cmmmu").declared_size("test") == 0
+
+
+def test_a_cot_run_never_reads_as_an_official_one():
+    from mmbench_lib.analysis import plots
+    cot = {"model": "smollm2", "baseline": "none", "label": "smollm2", "prompt_mode": "cot", "data": "demo data"}
+    assert plots.run_label(cot) == "SmolLM2-135M-Instruct (cot prompt, not official), demo data"
+    assert plots.run_label({**cot, "prompt_mode": "official"}) == "SmolLM2-135M-Instruct, demo data"
