@@ -382,7 +382,7 @@ class ProtocolReport:
     def tables(self) -> dict[str, pd.DataFrame]:
         """accuracy, agreement (answers), agreement_correct, tests, deltas, flips, sources (, seeds)."""
         k = len(_order(self.long))
-        with subruns.step(f"{self.benchmark} tables: {k} protocols, bootstrap intervals, {k * (k - 1) // 2} paired tests"):
+        with subruns.step(f"{self.benchmark} tables: {k} protocols, Wilson intervals, {k * (k - 1) // 2} paired tests"):
             out = {
                 "accuracy": accuracy_table(self.long),
                 "agreement": agreement_matrix(self.long, "prediction").reset_index(names="protocol"),
