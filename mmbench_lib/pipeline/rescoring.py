@@ -50,6 +50,24 @@ def _response_text(value) -> tuple[str, str | None]:
     return "", f"not a string ({type(value).__name__}); treated as empty"
 
 
+def _mark_response(row: dict, response: str, problem: str | None, fallback: bool, counts: dict) -> None:
+    """The per-item step every official format shares: mark an empty or non-string response on the row and
+    count it and the random fallback (``counts``: ``fallbacks``, ``empty_responses``, ``non_string_responses``)."""
+    row["response_empty"] = not response.strip()
+    counts["fallbacks"] += fallback
+    counts["empty_responses"] += row["response_empty"]
+    if problem:
+        row["response_error"] = problem
+        counts["non_string_responses"] += 1
+
+
+def _warn(warn: list[str]) -> list[str]:
+    """Each problem of the inputs as a Python warning too (the summary keeps them as a list)."""
+    for w in warn:
+        warnings.warn(w, stacklevel=3)
+    return warn
+
+
 def _tally(rows: list[dict], key: str) -> dict:
     out: dict = OrderedDict()
     for r in rows:
@@ -207,13 +225,8 @@ def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = Tr
         else:
             pred, fallback, mode = mparse.parse_open(response, fixed_split=variant == "fixed-split"), False, "open"
             correct = None if answer is None else mparse.eval_open(gold, pred)
-        row.update(parsed_pred=pred, answer=answer, correct=correct, fallback=fallback, mode=mode,
-                   response_empty=not response.strip())
-        counts["fallbacks"] += fallback
-        counts["empty_responses"] += row["response_empty"]
-        if problem:
-            row["response_error"] = problem
-            counts["non_string_responses"] += 1
+        row.update(parsed_pred=pred, answer=answer, correct=correct, fallback=fallback, mode=mode)
+        _mark_response(row, response, problem, fallback, counts)
         rows.append(row)
 
     judged = [r for r in rows if r["correct"] is not None]
@@ -240,8 +253,7 @@ def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = Tr
         warn.append(f"folders that are not subjects were skipped: {unknown}")
     if duplicates:
         warn.append(f"{len(duplicates)} duplicate ids (each counted, as the official scorer does): {duplicates[:10]}")
-    for w in warn:
-        warnings.warn(w, stacklevel=2)
+    _warn(warn)
     summary = {
         "format": "subject-folders", "input": str(root), "answers": None if answers is None else str(answers),
         "parser": variant,
@@ -435,12 +447,8 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
                 counts["mc_without_options"] += 1
             parsed, correct = cparse.evaluate_response(ctype, response, g["answer"], index2ans, rng, fixed=fixed_tf)
             row.update(mode="response", parsed_pred=parsed.pred, correct=bool(correct), fallback=parsed.fallback,
-                       parse_mode=parsed.mode, response_empty=not response.strip())
-            if problem:
-                row["response_error"] = problem
-                counts["non_string_responses"] += 1
-            counts["empty_responses"] += row["response_empty"]
-            counts["fallbacks"] += parsed.fallback
+                       parse_mode=parsed.mode)
+            _mark_response(row, response, problem, parsed.fallback, counts)
         else:
             pred = out["answer"]
             row.update(mode="answer", parsed_pred=pred, correct=bool(cparse.evaluate_answer(ctype, pred, g["answer"])),
@@ -470,8 +478,7 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
                     "for the official content pass")
     if duplicates:
         warn.append(f"{len(duplicates)} duplicate response ids (last one kept): {duplicates[:10]}")
-    for w in warn:
-        warnings.warn(w, stacklevel=2)
+    _warn(warn)
     summary = {
         "format": "responses-and-gold-jsonl", "input": {"responses": str(responses), "answers": str(answers),
                                         "questions": None if questions is None else str(questions)},
