@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 from mmbench_lib.models.policy import policy_from
 from mmbench_lib import __version__
+from mmbench_lib.analysis.reader import resolve_run
 from mmbench_lib.analysis.compare import compare_tables
 from mmbench_lib.analysis.export import render
 from mmbench_lib.analysis.results import failure_problem, format_report, format_table, read_results
@@ -103,6 +104,9 @@ def cmd_score_predictions(a) -> int:
     print(f"\n{inp['predictions']} predictions, {inp['duplicate_lines']} duplicate lines "
           f"({len(inp['conflicting_duplicates'])} with conflicting predictions; last wins), "
           f"{inp['n_unknown_ids']} unknown ids, {inp['missing_from_predictions']} questions without a prediction")
+    norm = {k: v for k, v in inp.get("normalisations", {}).items() if v}
+    print("normalised as the official evaluation reads the file: "
+          + (", ".join(f"{k.replace('_', ' ')} {v}" for k, v in norm.items()) or "nothing"))
     if a.out:
         out = Path(a.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -145,6 +149,7 @@ def cmd_merge(a) -> int:
 def cmd_metrics(a) -> int:
     from mmbench_lib.pipeline.runs import metrics_from_store
 
+    a.run_dir = resolve_run(a.run_dir)  # a folder or a run id, as every command takes them
     if not a.benchmark:
         _print_results(a.run_dir)
         return 0

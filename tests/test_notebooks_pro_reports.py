@@ -68,3 +68,23 @@ def test_circular_eval_on_seed2plus_letters_and_refused_on_the_vision_setting(de
     assert _run("52_circular_eval.ipynb", "52_circular_eval/mmmu_pro_demo_smollm2.yaml", "circ_vis",
                 ("data_dir", str(demo_dir)), ("split", "vision-direct")) != 0
     assert "no lettered multiple-choice item" in capsys.readouterr().err
+
+
+def test_circular_eval_then_protocol_sensitivity_never_reuses_a_rotation(demo_dir, outputs):
+    """The docs' order, 52 then 50 on one benchmark (issue 35): 50's 'letters ranked' protocol is made in its own
+    folder (a rot-k run is another identity), named in its table, and agrees with 52's original order."""
+    assert _run("52_circular_eval.ipynb", "52_circular_eval/seed2plus_demo_smollm2_letters.yaml", "circ",
+                ("data_dir", str(demo_dir)), ("limit", "3")) == 0
+    assert _run("50_protocol_sensitivity.ipynb", "50_protocol_sensitivity/seed2plus_mmmu_pro_demo_smollm2.yaml", "proto",
+                ("data_dir", str(demo_dir)), ("limit", "3"), ("generation_benchmark", '""'),
+                ("protocols", "[letters]")) == 0
+    plus = json.loads((outputs / "proto" / "protocol_report.json").read_text())["seed2plus"]
+    (source,) = plus["sources"]
+    assert source["run"] == "proto/seed2plus__qwen-vl-letters" and source["reused"] is False
+    headline = json.loads((outputs / "proto" / "results.json").read_text())["report"]
+    assert headline["columns"][-1] == "run" and headline["rows"][0][-1] == "proto/seed2plus__qwen-vl-letters"
+    plain = {json.loads(x)["id"]: json.loads(x)["prediction"]
+             for x in (outputs / "circ" / "rot-0" / "predictions.jsonl").read_text().splitlines()}
+    ours = {json.loads(x)["id"]: json.loads(x)["prediction"]
+            for x in (outputs / "proto" / "seed2plus__qwen-vl-letters" / "predictions.jsonl").read_text().splitlines()}
+    assert ours == {k: plain[k] for k in ours}  # the original order: the same letters as 52's rot-0

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mmbench_lib.analysis.reader import RunError, load_run, outputs_root
+from mmbench_lib.analysis.reader import RunError, load_run, resolve_run
 from mmbench_lib.analysis.results import data_source, run_result, sub_runs
 from mmbench_lib.core.store import SHARDS
 from mmbench_lib.core.uncertainty import compare_runs
@@ -27,14 +27,8 @@ PAIR_COLUMNS = ("benchmark", "run a", "run b", "n common", "a %", "b %", "b - a"
 
 
 def find_folder(ref) -> Path:
-    """A run folder: a path from the current directory, else a run id (or ``<id>/<sub-run>``) under ``outputs/``."""
-    p = Path(str(ref)).expanduser()
-    if p.is_dir():
-        return p.absolute()
-    under = outputs_root() / str(ref)
-    if not p.is_absolute() and under.is_dir():
-        return under
-    raise RunError(f"{ref}: no run folder (neither a folder nor a run id under {outputs_root()})")
+    """A run folder: ``reader.resolve_run`` (a folder, else a run id or ``<id>/<sub-run>`` under ``outputs/``)."""
+    return resolve_run(ref)
 
 
 def _pct(v, digits: int = 1) -> str:

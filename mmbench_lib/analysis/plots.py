@@ -48,10 +48,19 @@ def wrap(text: str, width: int) -> str:
     return "\n".join(textwrap.wrap(str(text), width, break_long_words=False)) or str(text)
 
 
+def mode_note(metrics: dict) -> str:
+    """``cot prompt, not official`` for a generation run in a prompt mode other than the paper's; else ``""``."""
+    mode = metrics.get("prompt_mode")
+    return f"{mode} prompt, not official" if mode and mode != "official" else ""
+
+
 def run_label(metrics: dict) -> str:
-    """``model (recipe, reduction)`` for a ranking run, ``model`` / the baseline's name for generation; with the
-    data it scored when not a full split (``demo data``, ``subset (n=12)``: ``metrics["data"]``, core.datasource)."""
+    """``model (recipe, reduction)`` for a ranking run, ``model`` / the baseline's name for generation (with its
+    prompt mode when not official: a CoT run never reads as an official one); with the data it scored when not a
+    full split (``demo data``, ``subset (n=12)``: ``metrics["data"]``, core.datasource)."""
     label = _run_label(metrics)
+    if mode_note(metrics):
+        label += f" ({mode_note(metrics)})"
     data = metrics.get("data")
     return f"{label}, {data}" if data and data != "full split" else label
 

@@ -21,6 +21,7 @@ from typing import Iterable
 import pandas as pd
 
 from mmbench_lib.core import manifest as manifest_mod
+from mmbench_lib.core import paths
 from mmbench_lib.core.metrics import upgrade
 from mmbench_lib.core.store import MANIFEST, METRICS, SHARDS, read_jsonl
 from mmbench_lib.tasks.base import UnknownTask, canonical_name, get_task, load_items as task_items
@@ -51,6 +52,15 @@ class RunError(ValueError):
 def outputs_root() -> Path:
     """``outputs/`` (``MMBENCH_OUTPUTS``), as :func:`mmbench_lib.pipeline.runs.outputs_root`."""
     return manifest_mod.resolve(os.environ.get("MMBENCH_OUTPUTS", "outputs"))
+
+
+def resolve_run(ref) -> Path:
+    """The run folder ``ref`` names (``core.paths.find_run``: a folder, else a run id or ``<run id>/<sub-run>``
+    under ``outputs/``); RunError, one line, when it names none."""
+    found = paths.find_run(ref)
+    if found is None:
+        raise RunError(f"{ref}: no such run folder (neither a folder nor a run id under {outputs_root()})")
+    return found
 
 
 def run_key(folder) -> str:
@@ -218,7 +228,7 @@ class Run:
 def load_run(folder) -> Run:
     """A run folder (either protocol, shards included) with its manifest, metrics (current schema)
     and, read on first use, its samples. RunError naming the folder and what is missing."""
-    folder = Path(folder)
+    folder = resolve_run(folder)
     protocol, files = item_files(folder)
     metrics = read_metrics(folder)
     return Run(folder=folder, key=run_key(folder), manifest=read_manifest(folder), metrics=metrics,

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from mmbench_lib.tasks.base import get_task, is_task
 from mmbench_lib.tasks.recipes import RECIPES
-from mmbench_lib.analysis.reader import RANKING, RunError, display_model, load_run
+from mmbench_lib.analysis.reader import RANKING, RunError, display_model, load_run, resolve_run
 from mmbench_lib.core.datasource import describe
 from mmbench_lib.core.metrics import ENTRY_KEYS, SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.store import METRICS, SHARDS, write_json_atomic
@@ -40,9 +40,7 @@ def sub_runs(folder) -> list[Path]:
     """The folder and the folders below it holding ``metrics.json`` (hidden folders and a sharded
     run's ``shards/`` skipped: the merge's metrics stand for them), in the order they finished (their
     metrics' modification times)."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise RunError(f"{folder}: no such run folder")
+    folder = resolve_run(folder)
     found = [p.parent for p in folder.rglob(METRICS)]
     found = [p for p in found if not any(part.startswith(".") or part == SHARDS for part in p.relative_to(folder).parts)]
     return sorted(found, key=lambda p: ((p / METRICS).stat().st_mtime_ns, str(p)))
@@ -55,7 +53,9 @@ def data_source(run) -> str:
     config = man.get("config") or {"data": man.get("data") or {}}
     one_shard = (config.get("num_shards") or 1) > 1 and Path(run.folder).parent.name == SHARDS
     n = man.get("n_items") or (len(run.samples) if run.files else None)
-    return describe(config, n, one_shard)
+    bench = man.get("benchmark") or config.get("benchmark")
+    declared = get_task(bench).declared_size(config.get("split")) if is_task(bench) else 0
+    return describe(config, n, one_shard, declared)
 
 
 def _ranking_summary(run) -> tuple[str, dict]:
@@ -191,7 +191,7 @@ def failure_problem(results: dict, max_failed: float | None = None) -> str | Non
 
 def collect(folder) -> dict:
     """The ``results.json`` body of a run folder: every sub-run's record (see the module doc)."""
-    folder = Path(folder)
+    folder = resolve_run(folder)
     return {"schema_version": SCHEMA_VERSION, "run_folder": str(folder),
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "runs": [run_result(load_run(p), folder) for p in sub_runs(folder)]}
@@ -215,7 +215,7 @@ def write_results(folder, report: dict | None = None) -> dict:
 
 def read_results(folder) -> dict:
     """``results.json`` of a run folder, or the results collected now when it has none."""
-    path = Path(folder) / RESULTS
+    path = resolve_run(folder) / RESULTS
     if path.is_file():
         try:
             return json.loads(path.read_text(encoding="utf-8"))

@@ -30,13 +30,21 @@ def is_demo(path) -> bool:
     return False
 
 
-def describe(config: dict, n: int | None, one_shard: bool = False) -> str:
+def describe(config: dict, n: int | None, one_shard: bool = False, declared: int | None = None) -> str:
     """The data source of a run from its config (``RunConfig.to_dict()``: ``data`` paths or ``source``, ``limit``,
-    ``subjects``, ``data.dimensions``) and its number of items."""
+    ``subjects``, ``data.dimensions``) and its number of distinct items. ``declared``: the split's published size
+    (``Task.declared_size``; 0: none published): ``full split`` only when ``n`` equals it, otherwise ``subset
+    (n=...)`` (fewer) or ``n=..., not the published ...`` (more); ``None``: not checked (``full split``)."""
     data = config.get("data") or {}
     demo = any(is_demo(p) for p in [*_paths(data), *_paths({"s": config.get("source")})])
     selection = [data.get("dimensions") if isinstance(data, dict) else None, config.get("subjects")]
     subset = bool(config.get("limit")) or any(isinstance(s, (list, tuple)) for s in selection) or one_shard
+    if not demo and not subset and declared is not None and n != declared:
+        if not declared:
+            return f"n={n} (the split's size is not published)"
+        if n and n > declared:
+            return f"n={n}, not the published {declared}"
+        subset = True
     label = "demo data" if demo else ("subset" if subset else "full split")
     if demo and subset:
         label += ", subset"

@@ -96,6 +96,22 @@ def outputs_root() -> Path:
     return resolve(os.environ.get("MMBENCH_OUTPUTS", "outputs"))
 
 
+def find_run(ref) -> Path | None:
+    """The run folder ``ref`` names, the one resolver of every command, report and notebook: a folder (from
+    the current folder, or absolute), else a run id or ``<run id>/<sub-run>`` under ``outputs/``, else a
+    path from the repository root; ``None`` when it names none."""
+    if ref is None or str(ref) == "":
+        return None
+    p = Path(str(ref)).expanduser()
+    if p.is_dir():
+        return p.absolute()
+    if not p.is_absolute():
+        for base in (outputs_root(), resolve(".")):
+            if (base / p).is_dir():
+                return base / p
+    return None
+
+
 def check_outputs_root() -> Path:
     """:func:`outputs_root`, or ``ValueError`` in one line when it (or a folder above it) is a file."""
     root = outputs_root()

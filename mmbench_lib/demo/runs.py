@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from mmbench_lib.analysis import reader
 from mmbench_lib.demo import ensure_demo
 from mmbench_lib.pipeline import runs as runs_mod
 from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.reports import subruns
+from mmbench_lib.tasks.base import get_task
 
 
 #: what :func:`demo_runs` runs: ranking models for SEED, baselines for MMMU / CMMMU
@@ -17,11 +20,13 @@ DEMO_RUNS = {"seed": ["smollm2", "random"], "seed2": ["smollm2", "random"],
 
 
 def demo_runs(benchmarks: Sequence[str], data_dir="data/demo", run_id: str = "demo_runs",
-              progress: bool = False) -> list[Path]:
+              progress: bool = False, reuse: bool = True) -> list[Path]:
     """Run folders of the demo sets (built if missing) to show as our rows: SmolLM2 (text only,
-    ``seed1-ppl``, summed log-likelihood) and Random Choice on SEED v1 and SEED-2 (level L3, so
-    Part-3 is N/A for models that do not output images), the Random and Frequent Choice baselines
-    on the MMMU and CMMMU validation splits. A second call resumes: nothing is scored twice."""
+    ``seed1-ppl``, summed log-likelihood) and Random Choice on SEED v1 and SEED-2 (level L2, as the
+    quickstart runs them: neither model outputs images), the Random and Frequent Choice baselines on the
+    MMMU and CMMMU validation splits. A finished run in ``outputs/`` of the same identity (the quickstart's,
+    ``reports.subruns.find_same_run``) is used as it is when ``reuse``; a second call resumes: nothing is
+    scored twice."""
     data = ensure_demo(data_dir)
     root = runs_mod.run_dir(run_id)
     out = []
@@ -30,13 +35,20 @@ def demo_runs(benchmarks: Sequence[str], data_dir="data/demo", run_id: str = "de
             folder = root / f"{bench}__{model}"
             params = {"demo": True, "benchmark": bench, "model": model}
             if bench in ("seed", "seed2"):
-                config = RunConfig(bench, folder, data=runs_mod.demo_args(bench, data, level="L3"), model=model,
+                config = RunConfig(bench, folder, data=runs_mod.demo_args(bench, data, level="L2"), model=model,
                                    recipe="seed1-ppl", reduction="sum", scorer="shared-prefix", parameters=params,
                                    progress=progress)
             else:
                 config = RunConfig(bench, folder, source=data[bench]["source" if bench == "mmmu" else "root"],
                                    model=model, baseline=model, split="validation" if bench == "mmmu" else "val",
                                    parameters=params, progress=progress)
+            same = subruns.find_same_run(config, [it.id for it in config.select(runs_mod.load_items(
+                bench, get_task(bench).run_args(config)))]) if reuse else None
+            if same is not None and same.resolve() != folder.resolve():
+                print(f"{bench} {model}: reusing {reader.run_key(same)} (the same run: model, recipe, data, selection)",
+                      flush=True)
+                out.append(same)
+                continue
             runs_mod.evaluate(config)
             out.append(folder)
     return out

@@ -108,7 +108,7 @@ def load_cases(run_dir, with_items: bool = True) -> list[dict]:
     ``None``. With ``with_items`` each record carries its :class:`~mmbench_lib.core.items.Item` as
     ``item`` (``None`` when the data is not found).
     """
-    run_dir = Path(run_dir)
+    run_dir = reader.resolve_run(run_dir)  # a folder or a run id, as every command takes them
     protocol, files = reader.item_files(run_dir)
     run = Run(folder=run_dir, key=str(run_dir), manifest=reader.read_manifest(run_dir), metrics={},
               protocol=protocol, files=files)

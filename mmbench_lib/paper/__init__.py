@@ -35,12 +35,12 @@ import pandas as pd  # noqa: E402
 from mmbench_lib.analysis import reader
 from mmbench_lib.analysis.reader import Run
 from mmbench_lib.analysis.results import data_source
+from mmbench_lib.core.datasource import is_demo
 from mmbench_lib.core import manifest
 from mmbench_lib.core.metrics import SCORED
 from mmbench_lib import published
 from mmbench_lib.paper import ours as ours_mod
 from mmbench_lib.analysis import tables as tables_mod  # noqa: E402
-from mmbench_lib.pipeline import runs as runs_mod  # noqa: E402
 from mmbench_lib.paper.ours import Column, every, field_in, group, has_tag  # noqa: E402
 from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.core.uncertainty import compare_runs
@@ -90,12 +90,8 @@ def seed1_columns(average: str = "micro") -> dict[str, Column]:
 
 
 def resolve_run(path) -> Path:
-    """A run folder: absolute as given, else under ``outputs/`` (``MMBENCH_OUTPUTS``), else from the repo root."""
-    p = Path(path).expanduser()
-    if p.is_absolute():
-        return p
-    under_outputs = runs_mod.outputs_root() / p
-    return under_outputs if under_outputs.exists() else manifest.resolve(p)
+    """A run folder or run id: ``analysis.reader.resolve_run``, the one resolver."""
+    return reader.resolve_run(path)
 
 
 def load_run(path) -> Run:
@@ -121,6 +117,8 @@ def label_of(run: Run) -> str:
         how = "baseline" if base in ("random", "frequent") else f"greedy, max {metrics.get('max_new_tokens')} tokens"
         if base == "ocr":
             how += ", OCR"
+        if plots.mode_note(metrics):
+            how += f", {plots.mode_note(metrics)}"
     else:
         model = given or plots.model_name(model)
         recipe = metrics.get("recipe") or "?"
@@ -189,15 +187,50 @@ def paper_tasks(paper: str) -> list[str]:
     return [t.name for t in all_tasks() if t.paper == paper]
 
 
+def not_comparable(run: Run) -> str:
+    """Why ``run`` cannot be ranked among the papers' rows (their full splits, trained models, official
+    prompts), or ``""``: the data (``demo data``, ``subset (n=...)``), a random-weight model (``tiny-*``, whose
+    model record says so), a prompt mode other than the paper's."""
+    why = []
+    source = data_source(run)
+    if source != "full split":
+        why.append(source)
+    model = run.manifest.get("model") or {}
+    if "random-weight" in json.dumps(model, default=str) or str((run.manifest.get("config") or {}).get("model", "")
+                                                                     ).startswith("tiny-"):
+        why.append("random-weight model")
+    if plots.mode_note(run.metrics):
+        why.append(plots.mode_note(run.metrics))
+    return ", ".join(why)
+
+
+def judge_of(run: Run) -> str:
+    """Who judged the run's image-output items (SEED-2 Part 3), in words, or ``""``: the CLIP model, its weights
+    (``random weights`` when none) and where the judged images came from (the model, or a folder made elsewhere,
+    the demo's pre-made images included: then the score is not the model's)."""
+    judge = run.manifest.get("image_output") or {}
+    judged = {g for _, g, label in SEED2_LEVELS if label.startswith("Part-3")}  # Table 2's image-output part
+    scored = [g for g in run.metrics.get("groups") or [] if g.get("group") in judged and g.get("n")]
+    if not judge or not scored:
+        return ""
+    weights = judge.get("clip_pretrained") or "random weights"
+    where = judge.get("generated_dir")
+    images = "the model's own images" if not where else (
+        "the demo's pre-made images, not the model's" if is_demo(where) else f"images from {Path(where).name}/")
+    return f"CLIP {judge.get('clip_model')} ({weights}) judging {images}"
+
+
 def _ours_rows(runs, benchmarks: Iterable[str], columns: dict[str, Column], decimals: int) -> list[dict]:
     """One row per run of ``benchmarks``: each column recomputed from the run's item rows, at the
-    paper's print precision (so that a tie with a printed value is a tie)."""
+    paper's print precision (so that a tie with a printed value is a tie); ``not_ranked`` says why a row that is
+    not comparable with the papers' (:func:`not_comparable`) is left out of every rank."""
     rows = []
     for r in _as_runs(runs):
         if _benchmark(r) not in set(benchmarks):
             continue
         row = {"model": r.label, "source": OURS, "recipe": r.metrics.get("recipe"),
-               "reduction": r.metrics.get("reduction"), "run": r.key}
+               "reduction": r.metrics.get("reduction"), "run": r.key, "not_ranked": not_comparable(r),
+               "judge": judge_of(r)}
         for col, v in ours_mod.point_values(r, columns).items():
             row[col] = round(v, decimals) if not math.isnan(v) else math.nan
         rows.append(row)
@@ -211,6 +244,8 @@ def _with_ours(pub: pd.DataFrame, ours: list[dict]) -> pd.DataFrame:
     for c in ("recipe", "reduction", "run"):
         if c not in frame:
             frame[c] = None
+    for c in ("not_ranked", "judge"):
+        frame[c] = frame[c].fillna("") if c in frame else ""
     return frame
 
 
@@ -225,11 +260,14 @@ def _intervals(df: pd.DataFrame, runs: list[dict], columns: dict[str, Column], d
 
 
 def _rerank(df: pd.DataFrame, ranks: dict[str, str]) -> pd.DataFrame:
-    """Keep printed ranks as ``<rank>_printed``; ``<rank>`` = competition rank over all rows."""
+    """Keep printed ranks as ``<rank>_printed``; ``<rank>`` = competition rank over the comparable rows (the papers'
+    and ours with an empty ``not_ranked``); a row that is not comparable gets no rank."""
+    ranked = (df["not_ranked"] == "").to_numpy() if "not_ranked" in df else np.ones(len(df), bool)
     for rank_col, value_col in ranks.items():
         if rank_col in df:
             df.insert(df.columns.get_loc(rank_col) + 1, f"{rank_col}_printed", df[rank_col].astype("Int64"))
-        df[rank_col] = pd.array(published.competition_rank(df[value_col].tolist()), dtype="Float64").astype("Int64")
+        values = [v if ok else math.nan for v, ok in zip(df[value_col].tolist(), ranked)]
+        df[rank_col] = pd.array(published.competition_rank(values), dtype="Float64").astype("Int64")
     return df
 
 
@@ -301,7 +339,7 @@ def seed1_rank_frame(runs=None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFram
     t3 = seed1_table3(runs)
     lb = published.load("seed1_fig5_leaderboards")
     dims = lb[["dimension_id", "dimension"]].drop_duplicates("dimension_id").sort_values("dimension_id")
-    ranks = pd.DataFrame({"model": t3["model"], "source": t3["source"]})
+    ranks = pd.DataFrame({"model": t3["model"], "source": t3["source"], "not_ranked": t3["not_ranked"]})
     text = ranks.copy()
     for _, d in dims.iterrows():
         col = f"{int(d['dimension_id'])}. {d['dimension']}"
@@ -339,17 +377,32 @@ def rank_interval_text(table: pd.DataFrame, ranks: dict[str, str], columns: dict
 
 
 def seed2_heatmap(table: pd.DataFrame | None = None):
+    """SEED-2 Fig. 5 from :func:`seed2_table2`: its ranks (over the comparable rows only), our rows that are not
+    comparable drawn apart, and who judged our Part-3 (image output) under the figure."""
     table = seed2_table2() if table is None else table
-    return rank_heatmap(table, [f"{p}_acc" for p, _, _ in SEED2_LEVELS], col_labels=[l for *_, l in SEED2_LEVELS],
-                        intervals=rank_interval_text(table, published.RANKS["seed2_table2"]),
+    ranks = pd.DataFrame({"model": table["model"], "source": table["source"]})
+    present = pd.DataFrame(index=table.index)
+    for p, _, label in SEED2_LEVELS:
+        ranks[label] = table[f"{p}_rank"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+        present[label] = table[f"{p}_acc"].notna()
+    judges = [f"{m.replace(' (ours)', '')}: Part-3 scored by {j}" for m, j in zip(table["model"], table.get("judge", []))
+              if isinstance(j, str) and j]
+    return rank_heatmap(ranks, [label for *_, label in SEED2_LEVELS], ranks_given=True,
+                        intervals=rank_interval_text(table, published.RANKS["seed2_table2"],
+                                                     {f"{p}_rank": label for p, _, label in SEED2_LEVELS}),
+                        unranked=table.get("not_ranked"), present=present,
                         title="SEED-Bench-2, Fig. 5: rank by capability level",
-                        note="Ranks: competition ranks of Table 2's averages, recomputed over all rows shown.")
+                        note="\n".join(["Ranks: competition ranks of Table 2's averages, recomputed over the rows "
+                                        "ranked (the papers' and our comparable runs).", *judges]))
 
 
 def seed1_heatmap(runs=None):
     ranks, text, intervals = seed1_rank_frame(runs)
-    cols = [c for c in ranks.columns if c not in ("model", "source")]
-    return rank_heatmap(ranks, cols, ranks_given=True, cell_text=text, intervals=intervals,
+    cols = [c for c in ranks.columns if c not in ("model", "source", "not_ranked")]
+    groups = {label for *_, label in SEED1_GROUPS}  # our rows hold values only there (no per-dimension rank)
+    present = pd.DataFrame({c: [c in groups] * len(ranks) for c in cols}, index=ranks.index)
+    return rank_heatmap(ranks, cols, ranks_given=True, cell_text=text, intervals=intervals, unranked=ranks["not_ranked"],
+                        present=present,
                         title="SEED-Bench v1, Fig. 6: rank per evaluation dimension",
                         note="Dimensions: ranks printed in Fig. 5 (ranks 1-5 not legible: '1-5' = in the top 5, order "
                              "unknown). Spatial/Temporal/Overall: recomputed from Table 3. Our runs are ranked "

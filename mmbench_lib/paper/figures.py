@@ -120,14 +120,18 @@ def _rank_colors(ranks: np.ndarray, top: int):
 
 def rank_heatmap(df: pd.DataFrame, value_cols, *, col_labels=None, ranks_given: bool = False, model_col: str = "model",
                  cell_text: pd.DataFrame | None = None, intervals: pd.DataFrame | None = None, title: str = "",
-                 note: str = ""):
+                 note: str = "", unranked=None, present: pd.DataFrame | None = None):
     """Rank heat-map (SEED-2 Fig. 5 / SEED v1 Fig. 6): rows = models, columns = levels or dimensions,
     the rank written in each cell and its colour fixed by the rank alone (rank 1 darkest, one scale for
     every column, shown as a colour bar). Cells with no rank are light grey with "n/a"; a
     ``cell_text`` such as "1-5" (in the top 5, order not legible) gets its own amber colour. Our rows
     (``source == "ours"``) are labelled in red; ``intervals`` ("2-5") is written under their rank:
-    the 95% bootstrap rank interval."""
+    the 95% bootstrap rank interval. ``unranked``: per row, why it is not comparable with the papers' rows
+    (demo data, a subset, a random-weight model; empty: ranked): such a row is drawn apart, hatched, "not ranked",
+    with its reason under its name, and takes no rank (the caller ranks without it); ``present`` (bools, as
+    ``value_cols``): whether such a row has a value in a column (no value: "n/a" as for any row)."""
     value_cols = list(value_cols)
+    unranked = [str(u or "") for u in (unranked if unranked is not None else [""] * len(df))]
     if ranks_given:
         ranks = df[value_cols].astype(float).to_numpy()
     else:
@@ -136,8 +140,9 @@ def rank_heatmap(df: pd.DataFrame, value_cols, *, col_labels=None, ranks_given: 
     top = int(np.nanmax(ranks)) if np.isfinite(ranks).any() else 2
     shade, cmap, norm = _rank_colors(ranks, top)
     with_iv = intervals is not None and (intervals[value_cols] != "").to_numpy().any()
-    row_h = 0.46 if with_iv else 0.3
-    label_w = 0.075 * max(len(str(m)) for m in df[model_col]) + 0.3
+    row_h = 0.46 if with_iv or any(unranked) else 0.3
+    names = [f"{m}\nnot ranked: {u}" if u else str(m) for m, u in zip(df[model_col], unranked)]
+    label_w = 0.075 * max(len(line) for m in names for line in m.split("\n")) + 0.3
     fig_w = max(6.0, 0.72 * ncol + label_w + 1.3)
     foot_h = 0.75 + 0.17 * (note.count("\n") + 2 + len(note) // 150)
     fig_h = row_h * nrow + 1.9 + foot_h
@@ -149,7 +154,10 @@ def rank_heatmap(df: pd.DataFrame, value_cols, *, col_labels=None, ranks_given: 
             r = ranks[i, j]
             extra = cell_text.iloc[i][value_cols[j]] if cell_text is not None else ""
             interval = intervals.iloc[i][value_cols[j]] if intervals is not None else ""
-            if not np.isnan(r):
+            if unranked[i] and (present is None or bool(present.iloc[i][value_cols[j]])):
+                rgba[i, j] = mcolors.to_rgba("#f4f4f4")
+                texts.append((i, j, "not ranked", "", NA_COLOR))
+            elif not np.isnan(r):
                 rgba[i, j] = shade(r)
                 dark = norm(r) < 0.55
                 texts.append((i, j, str(int(r)), interval, "white" if dark else "black"))
@@ -160,9 +168,11 @@ def rank_heatmap(df: pd.DataFrame, value_cols, *, col_labels=None, ranks_given: 
                 rgba[i, j] = mcolors.to_rgba(NA_FILL)
                 texts.append((i, j, "n/a", "", NA_COLOR))
     ax.imshow(rgba, extent=(0, ncol, nrow, 0), aspect="auto", interpolation="nearest")
+    for i in [k for k, u in enumerate(unranked) if u]:  # drawn apart: hatched over the whole row
+        ax.add_patch(matplotlib.patches.Rectangle((0, i), ncol, 1, fill=False, hatch="///", edgecolor="#bbbbbb", lw=0))
     for i, j, main, interval, color in texts:
         x, y = j + 0.5, i + 0.5  # cell (i, j) covers [j, j+1] x [i, i+1]
-        na = main == "n/a"
+        na = main in ("n/a", "not ranked")
         if interval:
             ax.text(x, y - 0.18, main, ha="center", va="center", fontsize=9, color=color)
             ax.text(x, y + 0.22, f"[{interval}]", ha="center", va="center", fontsize=MIN_FONT, color=color)
@@ -176,7 +186,7 @@ def rank_heatmap(df: pd.DataFrame, value_cols, *, col_labels=None, ranks_given: 
     ax.set_xticks(np.arange(ncol) + 0.5, [wrap(c, 16) for c in (col_labels or value_cols)], rotation=40, ha="right",
                   fontsize=9, rotation_mode="anchor")
     ours = (df["source"] == OURS).to_numpy() if "source" in df else np.zeros(nrow, bool)
-    ax.set_yticks(np.arange(nrow) + 0.5, df[model_col].tolist(), fontsize=9)
+    ax.set_yticks(np.arange(nrow) + 0.5, names, fontsize=9)
     for t, o in zip(ax.get_yticklabels(), ours):
         if o:
             t.set_color(OURS_COLOR)
@@ -192,7 +202,11 @@ def rank_heatmap(df: pd.DataFrame, value_cols, *, col_labels=None, ranks_given: 
     cbar.set_label("rank (1 = best; same colour = same rank in every column)", fontsize=MIN_FONT)
     cbar.ax.tick_params(labelsize=MIN_FONT)
     cbar.ax.invert_yaxis()
-    handles = [Patch(facecolor=NA_FILL, edgecolor="#cccccc", label="n/a: not evaluated / not available / not ranked")]
+    handles = [Patch(facecolor=NA_FILL, edgecolor="#cccccc", label="n/a: not evaluated / not available")]
+    if any(unranked):
+        handles.append(Patch(facecolor="#f4f4f4", edgecolor="#bbbbbb", hatch="///",
+                             label="not ranked: our run is not comparable with the papers' full-split results (reason "
+                                   "under its name); the ranks are those of the other rows"))
     if cell_text is not None and (cell_text[value_cols] != "").to_numpy().any():
         handles.insert(0, Patch(facecolor=TOP5_COLOR, label="1-5: in the top 5, order not legible in the paper"))
     foot = ""

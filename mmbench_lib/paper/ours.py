@@ -197,9 +197,10 @@ def add_intervals(table: pd.DataFrame, runs: Sequence[Run], columns: dict[str, C
             table.at[i, f"{name}_ci_low"] = est.low[name]
             table.at[i, f"{name}_ci_high"] = est.high[name]
         for name in ranked:
-            if pd.isna(table.at[i, name]):
-                continue
-            others = table.loc[table.index != i, name].astype(float).tolist()
+            if pd.isna(table.at[i, name]) or ("not_ranked" in table and table.at[i, "not_ranked"]):
+                continue  # no value, or a row not comparable with the papers': no rank, so no rank interval
+            ranked = (table["not_ranked"] == "") if "not_ranked" in table else True  # rows left out of the ranks
+            others = table.loc[(table.index != i) & ranked, name].astype(float).tolist()
             lo, hi = rank_interval(est.draws[name], others, decimals)
             table.at[i, f"{name}_rank_low"], table.at[i, f"{name}_rank_high"] = lo, hi
     return table

@@ -335,7 +335,8 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
     _rows, metrics = score_run(items, store, use_random=config.use_random, mode=config.prompt_mode)
     metrics.update(model=name, baseline=baseline, label=label_for(config.model, baseline),
                    max_new_tokens=config.max_new_tokens, model_name=config.model_name or None,
-                   data=describe_data(config.to_dict(), len(items), sharded))
+                   data=describe_data(config.to_dict(), len({it.id for it in items}), sharded,
+                                      get_task(benchmark).declared_size(config.split)))
     if sharded:
         metrics["shard"] = {"index": config.shard_index, "count": config.num_shards,
                             "note": "this shard's items only; the run's metrics come from the merge"}

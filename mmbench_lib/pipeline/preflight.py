@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from mmbench_lib.core.manifest import resolve
-from mmbench_lib.core.paths import outputs_root
+from mmbench_lib.core.paths import find_run, outputs_root
 from mmbench_lib.models import embedded
 from mmbench_lib.models.placement import device_map_problem, max_memory_problem
 from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, rank_problem, split_spec
@@ -217,7 +217,7 @@ def check_data(benchmark: str, values: dict) -> None:
 
 def run_folder_exists(ref) -> bool:
     """A run folder given as a path (absolute or from the repository root) or a run id under outputs/."""
-    return bool(ref) and (resolve(ref).is_dir() or (outputs_root() / str(ref)).is_dir())
+    return bool(ref) and find_run(ref) is not None
 
 
 def _check_runs(name: str, refs) -> None:

@@ -3,6 +3,11 @@
 One ``{"question_id", "prediction"[, "gt_answer"]}`` object per line (JSONL despite the name,
 docs/protocols.md §1.5). Tolerated, as the official files need: trailing commas, blank lines, a wrapping
 ``[...]``, and repeated ids (P-S5: appended reruns; de-duplicated, last wins, counted).
+
+Gold answers with surrounding whitespace (the SEED-Bench-2 GPT-4V file has 18, e.g. ``"A "``) are
+scored as the leaderboard scored them: compared as written, so they never equal a letter. That is
+what reproduces the published per-dimension values (docs/protocols.md §2.5: 12 Chart 45.3, 19 64.8);
+each is counted in ``input.normalisations``, with how many would match once stripped.
 """
 from __future__ import annotations
 
@@ -30,8 +35,11 @@ def read_results(path) -> tuple[dict[str, dict], dict]:
     if not path.is_file():
         raise DataError(str(path), "results file not found")
     records, dup_ids, conflicting = {}, [], []
+    norm = {"wrapping_list": 0, "comma_terminated_lines": 0, "blank_lines": 0, "gold_with_whitespace": 0,
+            "gold_with_whitespace_matching_if_stripped": 0, "predictions_stripped": 0}
     text = read_utf8(path).strip()
     if text.startswith("["):
+        norm["wrapping_list"] = 1
         try:
             lines = [json.dumps(x) for x in json.loads(re.sub(r",\s*]\s*$", "]", text))]
         except json.JSONDecodeError:
@@ -39,8 +47,12 @@ def read_results(path) -> tuple[dict[str, dict], dict]:
     else:
         lines = text.splitlines()
     for n, line in enumerate(lines, 1):
-        line = line.strip().rstrip(",").strip()
+        line = line.strip()
+        if line.endswith(","):
+            norm["comma_terminated_lines"] += 1
+        line = line.rstrip(",").strip()
         if not line:
+            norm["blank_lines"] += 1
             continue
         try:
             rec = json.loads(line)
@@ -58,9 +70,15 @@ def read_results(path) -> tuple[dict[str, dict], dict]:
         if not isinstance(rec["prediction"], str):
             raise DataError(str(path), f"line {n}: expected the predicted letter as a string, got "
                                        f"{type(rec['prediction']).__name__}", qid, "prediction")
-        if "gt_answer" in rec and rec["gt_answer"] not in LETTERS:
-            raise DataError(str(path), f"line {n}: gold answer {rec['gt_answer']!r} is not one of {list(LETTERS)}",
+        gt = rec.get("gt_answer")
+        if "gt_answer" in rec and not (isinstance(gt, str) and gt.strip() in LETTERS):
+            raise DataError(str(path), f"line {n}: gold answer {gt!r} is not one of {list(LETTERS)}",
                             qid, "gt_answer")
+        if isinstance(gt, str) and gt != gt.strip():  # kept as written: the leaderboard compared it so
+            norm["gold_with_whitespace"] += 1
+            norm["gold_with_whitespace_matching_if_stripped"] += rec["prediction"].strip() == gt.strip()
+        if rec["prediction"] != rec["prediction"].strip():
+            norm["predictions_stripped"] += 1
         if qid in records:
             dup_ids.append(qid)
             if records[qid]["prediction"] != rec["prediction"]:
@@ -68,8 +86,9 @@ def read_results(path) -> tuple[dict[str, dict], dict]:
         records[qid] = rec
     if not records:
         raise DataError(str(path), "no predictions in the file (nothing to score)")
+    norm["duplicate_lines_last_kept"] = len(dup_ids)
     return records, {"duplicate_lines": len(dup_ids), "duplicate_ids": sorted(set(dup_ids)),
-                     "conflicting_duplicates": sorted(set(conflicting))}
+                     "conflicting_duplicates": sorted(set(conflicting)), "normalisations": norm}
 
 
 def _read_questions(qpath: Path) -> dict[str, tuple[int, str]]:
@@ -139,6 +158,11 @@ def score_predictions(benchmark: str, predictions, questions=None) -> dict:
         pred = str(rec["prediction"]).strip()
         rows.append({"id": qid, "dimension_id": dim, "dimension": task.dimensions[dim][0], "status": "ok",
                      "prediction": pred, "answer": answer, "correct": pred == answer, "num_choices": 4})
+    if not rows:
+        no_gold = questions is None and any("gt_answer" not in r for r in preds.values())
+        why = ("its lines carry no 'gt_answer': pass --questions (the benchmark's JSON)" if no_gold else
+               f"none of its {len(unknown)} ids is a question of {task.title}" + ("" if questions is None else f" in {questions}"))
+        raise DataError(str(predictions), f"no prediction could be scored: {why}")
     summary = summarize(rows, task.groups, partial=True)  # files made elsewhere may cover only some dimensions
     missing = sorted(set(gold) - set(preds)) if gold else []
     summary["input"] = {**report, "predictions": len(preds), "scored": len(rows), "unknown_ids": unknown[:50],

@@ -50,6 +50,24 @@ def _response_text(value) -> tuple[str, str | None]:
     return "", f"not a string ({type(value).__name__}); treated as empty"
 
 
+def _mark_response(row: dict, response: str, problem: str | None, fallback: bool, counts: dict) -> None:
+    """The per-item step every official format shares: mark an empty or non-string response on the row and
+    count it and the random fallback (``counts``: ``fallbacks``, ``empty_responses``, ``non_string_responses``)."""
+    row["response_empty"] = not response.strip()
+    counts["fallbacks"] += fallback
+    counts["empty_responses"] += row["response_empty"]
+    if problem:
+        row["response_error"] = problem
+        counts["non_string_responses"] += 1
+
+
+def _warn(warn: list[str]) -> list[str]:
+    """Each problem of the inputs as a Python warning too (the summary keeps them as a list)."""
+    for w in warn:
+        warnings.warn(w, stacklevel=3)
+    return warn
+
+
 def _tally(rows: list[dict], key: str) -> dict:
     out: dict = OrderedDict()
     for r in rows:
@@ -89,6 +107,11 @@ def _read_output_json(path: Path) -> list[dict]:
             for key in ("all_choices", "index2ans"):
                 if not isinstance(rec.get(key), (list, dict) if key == "all_choices" else dict):
                     raise DataError(str(path), f"record #{i}: field missing or of the wrong type", rec["id"], key)
+            bad = [k for k, v in rec["index2ans"].items() if not isinstance(v, str)]
+            if bad:  # the official parser calls .lower() on each option text
+                v = rec["index2ans"][bad[0]]
+                raise DataError(str(path), f"record #{i}: option {bad[0]!r} is {type(v).__name__} {v!r}, not an option "
+                                           "text (the official parser reads strings)", rec["id"], "index2ans")
             _check_mc_gold(path, i, rec)
         elif not _open_gold_ok(rec.get("answer")):
             raise DataError(str(path), f"record #{i}: an open answer is a string, a number or a list of them, got "
@@ -202,13 +225,8 @@ def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = Tr
         else:
             pred, fallback, mode = mparse.parse_open(response, fixed_split=variant == "fixed-split"), False, "open"
             correct = None if answer is None else mparse.eval_open(gold, pred)
-        row.update(parsed_pred=pred, answer=answer, correct=correct, fallback=fallback, mode=mode,
-                   response_empty=not response.strip())
-        counts["fallbacks"] += fallback
-        counts["empty_responses"] += row["response_empty"]
-        if problem:
-            row["response_error"] = problem
-            counts["non_string_responses"] += 1
+        row.update(parsed_pred=pred, answer=answer, correct=correct, fallback=fallback, mode=mode)
+        _mark_response(row, response, problem, fallback, counts)
         rows.append(row)
 
     judged = [r for r in rows if r["correct"] is not None]
@@ -235,8 +253,7 @@ def score_mmmu_outputs(root, use_random: bool = True, parse_list_gold: bool = Tr
         warn.append(f"folders that are not subjects were skipped: {unknown}")
     if duplicates:
         warn.append(f"{len(duplicates)} duplicate ids (each counted, as the official scorer does): {duplicates[:10]}")
-    for w in warn:
-        warnings.warn(w, stacklevel=2)
+    _warn(warn)
     summary = {
         "format": "subject-folders", "input": str(root), "answers": None if answers is None else str(answers),
         "parser": variant,
@@ -284,6 +301,27 @@ def _jsonl_rows(source):
                 yield f, n, row
 
 
+def _cmmmu_key(value) -> str:
+    """The id an official CMMMU file is joined by: ``eval_script.py`` keys both files by ``int(id)``, so
+    ``"0012 "`` and ``12`` are one question (docs/protocols.md §4.6); an id that is no integer is kept as written."""
+    text = str(value)
+    try:
+        return str(int(text))
+    except ValueError:
+        return text
+
+
+def _index2ans(f: Path, n: int, row: dict) -> dict[str, str]:
+    """The row's option texts; an option that is neither a string nor null is refused (the official
+    content pass counts it in the response with ``str.count``, which needs a string; docs/protocols.md §4.4)."""
+    for i in range(1, 5):
+        v = row.get(f"option{i}")
+        if v is not None and not isinstance(v, str):
+            raise DataError(str(f), f"line {n}: an option text is a string, got {type(v).__name__} {v!r}",
+                            str(row["id"]), f"option{i}")
+    return cparse.index2ans_from_record(row)
+
+
 def _category_of(row: dict, path: Path) -> str | None:
     """Chinese category from the row's ``category``, else from the file or folder name (docs/protocols.md §4.1, §4.6)."""
     for name in (row.get("category"), path.stem, path.parent.name):
@@ -299,7 +337,7 @@ def _category_of(row: dict, path: Path) -> str | None:
 def _gold_table(answers, questions=None) -> dict[str, dict]:
     gold: dict[str, dict] = {}
     for f, n, row in _jsonl_rows(answers):
-        qid = str(row["id"])
+        qid = _cmmmu_key(row["id"])
         if "answer" not in row:
             raise DataError(str(f), f"line {n}: field missing", qid, "answer")
         if row.get("type") not in cparse.INSTRUCTIONS:
@@ -312,24 +350,25 @@ def _gold_table(answers, questions=None) -> dict[str, dict]:
         entry = {"type": row["type"], "answer": row["answer"], "category": _category_of(row, f),
                  "subcategory": row.get("subcategory")}
         if any(f"option{i}" in row for i in range(1, 5)):
-            entry["index2ans"] = cparse.index2ans_from_record(row)
+            entry["index2ans"] = _index2ans(f, n, row)
         gold[qid] = entry
     if not gold:
         raise DataError(str(answers), "no gold rows")
     if questions is not None:
         seen = set()
         for f, n, row in _jsonl_rows(questions):
-            if str(row["id"]) in seen:
-                raise DataError(str(f), f"line {n}: id given twice in the questions", str(row["id"]), "id")
-            seen.add(str(row["id"]))
-            entry = gold.get(str(row["id"]))
+            key = _cmmmu_key(row["id"])
+            if key in seen:
+                raise DataError(str(f), f"line {n}: id given twice in the questions", key, "id")
+            seen.add(key)
+            entry = gold.get(key)
             if entry is None:
                 continue
             if entry["category"] is None:
                 entry["category"] = _category_of(row, f)
             entry["subcategory"] = entry["subcategory"] or row.get("subcategory")
             if "index2ans" not in entry and any(f"option{i}" in row for i in range(1, 5)):
-                entry["index2ans"] = cparse.index2ans_from_record(row)
+                entry["index2ans"] = _index2ans(f, n, row)
     return gold
 
 
@@ -359,9 +398,10 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
     """
     gold = _gold_table(answers, questions)
     outputs: "OrderedDict[str, tuple[Path, int, dict]]" = OrderedDict()
-    duplicates = []
+    duplicates, ids_as_int = [], 0
     for f, n, row in _jsonl_rows(responses):
-        qid = str(row["id"])
+        qid = _cmmmu_key(row["id"])
+        ids_as_int += qid != str(row["id"])
         if "response" not in row and "answer" not in row:
             raise DataError(str(f), f"line {n}: a row needs 'response' (response mode) or 'answer' (answer mode)", qid, "response")
         if qid in outputs:
@@ -407,12 +447,8 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
                 counts["mc_without_options"] += 1
             parsed, correct = cparse.evaluate_response(ctype, response, g["answer"], index2ans, rng, fixed=fixed_tf)
             row.update(mode="response", parsed_pred=parsed.pred, correct=bool(correct), fallback=parsed.fallback,
-                       parse_mode=parsed.mode, response_empty=not response.strip())
-            if problem:
-                row["response_error"] = problem
-                counts["non_string_responses"] += 1
-            counts["empty_responses"] += row["response_empty"]
-            counts["fallbacks"] += parsed.fallback
+                       parse_mode=parsed.mode)
+            _mark_response(row, response, problem, parsed.fallback, counts)
         else:
             pred = out["answer"]
             row.update(mode="answer", parsed_pred=pred, correct=bool(cparse.evaluate_answer(ctype, pred, g["answer"])),
@@ -442,8 +478,7 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
                     "for the official content pass")
     if duplicates:
         warn.append(f"{len(duplicates)} duplicate response ids (last one kept): {duplicates[:10]}")
-    for w in warn:
-        warnings.warn(w, stacklevel=2)
+    _warn(warn)
     summary = {
         "format": "responses-and-gold-jsonl", "input": {"responses": str(responses), "answers": str(answers),
                                         "questions": None if questions is None else str(questions)},
@@ -453,7 +488,8 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
         "per_subject": {k: v for k, v in _tally(rows, "subject").items() if k is not None},
         "per_question_type": _tally(rows, "question_type"),
         "counts": {"items": len(rows), **counts, "unknown_ids": len(unknown_ids), "missing_responses": len(missing),
-                   "duplicate_response_ids": len(duplicates), "no_category": len(no_category)},
+                   "duplicate_response_ids": len(duplicates), "no_category": len(no_category),
+                   "response_ids_read_as_integers": ids_as_int},
         "unknown_id_examples": unknown_ids[:20], "missing_examples": missing[:20],
         "official": dict(official), "warnings": warn,
     }

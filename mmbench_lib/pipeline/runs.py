@@ -105,7 +105,8 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
         rank_items(items, adapter, store, recipe, batch_size=c.batch_size, retry_failed=c.retry_failed,
                    progress=c.progress, image_output=image_output)
     metrics = summarize([r for r in store.rows() if r["id"] in {it.id for it in items}], task.groups)
-    metrics.update(model_name=c.model_name or None, data=describe_data(c.to_dict(), len(items), c.num_shards > 1))
+    metrics.update(model_name=c.model_name or None, data=describe_data(c.to_dict(), len({it.id for it in items}), c.num_shards > 1,
+                                                                 task.declared_size(None)))
     metrics.update(benchmark=c.benchmark, model=adapter.name, recipe=recipe.name, reduction=recipe.reduction,
                    video_input=video["used"])
     store.write_metrics(metrics)
@@ -241,7 +242,9 @@ def _score_merged(config: RunConfig, store: RunStore) -> dict:
     man = store.manifest()
     metrics.update(model=(man.get("generation") or {}).get("model"), baseline=config.baseline,
                    label=label_for(config.model, config.baseline), max_new_tokens=config.max_new_tokens,
-                   model_name=config.model_name or None, data=describe_data(config.to_dict(), len(items)))
+                   model_name=config.model_name or None,
+                   data=describe_data(config.to_dict(), len({it.id for it in items}), declared=get_task(config.benchmark)
+                                      .declared_size(config.split)))
     if man.get("ocr"):  # the LLM + OCR baseline: its reader as one process records it, tesseract calls summed
         label = Path(config.out_dir).name
         shard_metrics = sorted(Path(config.out_dir).parent.glob(f"{SHARDS}/*/{label}/metrics*.json"))

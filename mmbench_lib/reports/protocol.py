@@ -23,11 +23,11 @@ intervals, the item-level agreement matrices (same predicted answer, same correc
 per-subject deltas against the first protocol, paired differences with McNemar's exact test (Holm-adjusted
 too), and the items whose correctness flips. Runs are read only through ``mmbench_lib.analysis.reader``
 and made only through ``mmbench_lib.pipeline.runs.evaluate`` (the one resumable loop and run store); a
-finished run in ``outputs/`` of the same model, items and protocol is reused instead of recomputed.
+finished run in ``outputs/`` whose whole identity is the one asked for (``pipeline.reuse``) is reused instead
+of recomputed, and the table names every run used.
 """
 from __future__ import annotations
 
-import inspect
 import json
 import random
 import tempfile
@@ -42,7 +42,6 @@ import pandas as pd
 
 from mmbench_lib.analysis import reader
 from mmbench_lib.analysis.plots import display_name, model_name
-from mmbench_lib.core import manifest as manifest_mod
 from mmbench_lib.core.metrics import ci_fractions, entry
 from mmbench_lib.core.requests import ChoiceScore
 from mmbench_lib.core.uncertainty import compare_runs
@@ -52,11 +51,10 @@ from mmbench_lib.pipeline import runs as runs_mod
 from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.reports import subruns
 from mmbench_lib.scoring import pick
-from mmbench_lib.tasks._common import file_sha256
-from mmbench_lib.tasks.base import all_tasks, get_task, load_items, path_parameters
+from mmbench_lib.tasks.base import all_tasks, get_task, load_items
 from mmbench_lib.tasks.recipes import DEFAULT_RANKING_PROTOCOLS as DEFAULT_SEED_PROTOCOLS  # noqa: F401 - reports' names
 from mmbench_lib.tasks.recipes import RANKING_PROTOCOLS as SEED_PROTOCOLS
-from mmbench_lib.tasks.recipes import Protocol, Recipe, get_recipe, mode_protocol  # noqa: F401 - Protocol: reports' name
+from mmbench_lib.tasks.recipes import Protocol, mode_protocol  # noqa: F401 - Protocol: reports' name
 
 # --------------------------------------------------------------------------------------------- protocols
 
@@ -68,96 +66,6 @@ MODE_PROTOCOLS = {t.name: {k: mode_protocol(m) for k, m in t.prompt_modes.items(
 """benchmark -> its prompt modes other than official as protocols (``Task.prompt_modes``), asked for by key."""
 
 # ------------------------------------------------------------------------------ runs: reuse or make
-
-#: loader arguments that name files; every other loader argument must be equal for a run to be reused
-_PATH_ARGS = set(path_parameters())
-
-
-def _finished_runs(root: Path):
-    """``(folder, manifest)`` of every finished run under ``root`` (up to three levels deep)."""
-    if not root.is_dir():
-        return
-    for depth in ("*", "*/*", "*/*/*"):
-        for man_path in sorted(root.glob(f"{depth}/manifest.json")):
-            folder = man_path.parent
-            try:
-                man = reader.read_manifest(folder)
-            except reader.RunError:
-                continue
-            if man.get("finished") and (folder / "metrics.json").is_file() and isinstance(man.get("config"), dict):
-                yield folder, man
-
-
-def _covers(folder: Path, ids: list[str]) -> bool:
-    try:
-        have = set(reader.samples_df(folder)["id"])
-    except (reader.RunError, ValueError, KeyError):
-        return False
-    return set(ids) <= have
-
-
-def _same_recipe(recorded, recipe: Recipe) -> bool:
-    """The recorded recipe equals ``recipe`` apart from the reduction (both reductions are stored)."""
-    if not isinstance(recorded, dict):
-        return False
-    old = {**Recipe().to_dict(), **recorded, "reduction": None}
-    return old == {**recipe.to_dict(), "reduction": None}
-
-
-def _filters(benchmark: str, data: dict) -> dict:
-    """The loader filters of ``data`` (no file arguments) with the loader's defaults filled in, so a run made
-    with ``dimensions="all"`` and one that left it out (the same default selection) compare equal."""
-    params = inspect.signature(get_task(benchmark).module.load).parameters
-    defaults = {k: p.default for k, p in params.items()
-                if p.default is not inspect.Parameter.empty and k not in _PATH_ARGS}
-    return {**defaults, **{k: v for k, v in data.items() if k not in _PATH_ARGS}}
-
-
-def find_ranking_run(config: RunConfig, ids: list[str], root: Path | None = None) -> Path | None:
-    """A finished run in ``outputs/`` (``root``) of ``config``'s benchmark, model (spec, revision, dtype),
-    recipe, annotation file (by hash), loader filters and, for generated letters, ``max_new_tokens``,
-    holding every item of ``ids``; the newest such run, or ``None``."""
-    want_sha = file_sha256(config.data["annotation_file"])
-    recipe = get_recipe(config.recipe)
-    filters = _filters(config.benchmark, config.data)
-    found = []
-    for folder, man in _finished_runs(root or reader.outputs_root()):
-        cfg = man["config"]
-        data = man.get("data") or {}
-        if (man.get("benchmark") != config.benchmark or cfg.get("model") != config.model
-                or cfg.get("revision") != config.revision or cfg.get("dtype") != config.dtype
-                or not _same_recipe(man.get("recipe"), recipe)
-                or (man.get("data_sha256") or {}).get("annotation_file") != want_sha
-                or _filters(config.benchmark, data) != filters
-                or bool(data.get("frames_root")) != bool(config.data.get("frames_root"))):
-            continue
-        if recipe.generates and (man.get("generation") or {}).get("max_new_tokens") != config.max_new_tokens:
-            continue
-        if _covers(folder, ids):
-            found.append(folder)
-    return max(found, key=lambda f: (f / "metrics.json").stat().st_mtime) if found else None
-
-
-def _same_path(a, b) -> bool:
-    return str(manifest_mod.resolve(a).resolve()) == str(manifest_mod.resolve(b).resolve())
-
-
-def find_generation_run(config: RunConfig, ids: list[str], root: Path | None = None) -> Path | None:
-    """A finished generation run in ``outputs/`` of ``config``'s benchmark, source, split, subjects, model
-    and ``max_new_tokens``, the model answering (no baseline), holding every item of ``ids``; or ``None``."""
-    found = []
-    for folder, man in _finished_runs(root or reader.outputs_root()):
-        gen = man.get("generation") or {}
-        if (man.get("benchmark") != config.benchmark or man["config"].get("model") != config.model
-                or man.get("split") != config.split or man.get("subjects") != config.subjects
-                or gen.get("baseline") != "none" or gen.get("max_new_tokens") != config.max_new_tokens
-                or gen.get("prompt_mode", "official") != config.prompt_mode
-                or not man.get("source") or not _same_path(man["source"], config.source)):
-            continue
-        if _covers(folder, ids):
-            found.append(folder)
-    return max(found, key=lambda f: (f / "metrics.json").stat().st_mtime) if found else None
-
 
 class _SharedModel:
     """The model adapter, loaded once on first use and shared by every run the report makes."""
@@ -177,10 +85,9 @@ def ensure_run(config: RunConfig, ids: list[str], model: _SharedModel | None = N
     when it is ``config.out_dir`` itself, finished by an earlier call), else ``config`` evaluated
     (``runs.evaluate``: resumes ``config.out_dir`` if it holds part of the run; a shard's share only when
     ``config.num_shards > 1``)."""
-    if subruns.merged(config.out_dir) and _covers(Path(config.out_dir), ids):
+    if subruns.merged(config.out_dir) and subruns.covers(Path(config.out_dir), ids):
         return {"folder": Path(config.out_dir), "reused": False}
-    find = find_generation_run if config.protocol == "generation" else find_ranking_run
-    folder = find(config, ids) if reuse else None
+    folder = subruns.find_same_run(config, ids) if reuse else None
     if folder is not None:
         return {"folder": Path(folder), "reused": Path(folder).resolve() != Path(config.out_dir).resolve()}
     runs_mod.evaluate(config, model(config.model) if model else None)
@@ -475,7 +382,7 @@ class ProtocolReport:
     def tables(self) -> dict[str, pd.DataFrame]:
         """accuracy, agreement (answers), agreement_correct, tests, deltas, flips, sources (, seeds)."""
         k = len(_order(self.long))
-        with subruns.step(f"{self.benchmark} tables: {k} protocols, bootstrap intervals, {k * (k - 1) // 2} paired tests"):
+        with subruns.step(f"{self.benchmark} tables: {k} protocols, Wilson intervals, {k * (k - 1) // 2} paired tests"):
             out = {
                 "accuracy": accuracy_table(self.long),
                 "agreement": agreement_matrix(self.long, "prediction").reset_index(names="protocol"),

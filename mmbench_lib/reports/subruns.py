@@ -17,11 +17,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mmbench_lib.analysis import reader
 from mmbench_lib.analysis import results as results_mod
 from mmbench_lib.core import progress
 from mmbench_lib.core.store import MANIFEST, METRICS, PREDICTIONS, SHARDS, store_file, write_json_atomic
 from mmbench_lib.pipeline import runs
 from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.reuse import same_identity
 
 
 def shard(config: RunConfig, shard_index: int = 0, num_shards: int = 1, merge_shards: bool = False) -> RunConfig:
@@ -94,3 +96,38 @@ def headline(out, name: str, table: pd.DataFrame, notes: str = "", **details) ->
 def show(out) -> None:
     """Print the report's headline as ``mmbench run`` prints it (from ``results.json``)."""
     print(results_mod.format_report(results_mod.read_results(out)), flush=True)
+
+
+# ------------------------------------------------------------------------------ reuse of a stored run
+
+def _finished_runs(root: Path):
+    """``(folder, manifest)`` of every finished run under ``root`` (up to three levels deep)."""
+    if not root.is_dir():
+        return
+    for depth in ("*", "*/*", "*/*/*"):
+        for man_path in sorted(root.glob(f"{depth}/{MANIFEST}")):
+            folder = man_path.parent
+            try:
+                man = reader.read_manifest(folder)
+            except reader.RunError:
+                continue
+            if man.get("finished") and (folder / METRICS).is_file() and isinstance(man.get("config"), dict):
+                yield folder, man
+
+
+def covers(folder: Path, ids: list[str]) -> bool:
+    """``folder``'s stored rows hold every item of ``ids``."""
+    try:
+        have = set(reader.samples_df(folder)["id"])
+    except (reader.RunError, ValueError, KeyError):
+        return False
+    return set(ids) <= have
+
+
+def find_same_run(config: RunConfig, ids: list[str], root: Path | None = None) -> Path | None:
+    """The newest finished run in ``outputs/`` (``root``) that is the run ``config`` describes, its whole
+    identity the same (``pipeline.reuse.same_identity``: model, recipe, option order, prompt mode, data,
+    selection, ...), holding every item of ``ids``; or ``None``. Every report and notebook 40 reuse through it."""
+    found = [folder for folder, man in _finished_runs(Path(root) if root else reader.outputs_root())
+             if same_identity(man, config) and covers(folder, ids)]
+    return max(found, key=lambda f: (f / METRICS).stat().st_mtime) if found else None

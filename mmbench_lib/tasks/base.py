@@ -115,6 +115,8 @@ class Task:
     split_aliases: ClassVar[dict[str, str]] = {}
     default_split: ClassVar[str] = "test"
     validation_split: ClassVar[str | None] = None
+    #: split -> its number of items as published (a run is a "full split" only when it holds that many ids)
+    split_sizes: ClassVar[dict[str, int]] = {}
     dimensions: ClassVar[dict[int, tuple]] = {}
     groups: ClassVar[dict[str, tuple[int, ...]]] = {}
     group_kind: ClassVar[str] = "dimension"
@@ -153,6 +155,10 @@ class Task:
     def data_parameters(self) -> tuple[str, ...]:
         """The loader's keyword arguments (the signature of the module's ``load``)."""
         return tuple(inspect.signature(self.module.load).parameters)
+
+    def declared_size(self, split: str | None) -> int:
+        """The published item count of ``split`` (the default split when none), 0 when the task declares none."""
+        return self.split_sizes.get(self.resolve_split(split), 0)
 
     def run_args(self, config) -> dict:
         """``load_items`` arguments of a ``RunConfig`` (ranking: its ``data``)."""

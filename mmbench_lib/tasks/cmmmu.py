@@ -528,6 +528,7 @@ class CMMMUTask(GenerationTask):
     error_table = ("CMMMU Fig. 4 (GPT-4V, 141 errors)", "cmmmu_fig4_errors")
     published_tables = ("cmmmu_table4", "cmmmu_table5_question_type", "cmmmu_table6_difficulty", "cmmmu_fig4_errors")
     splits = SPLITS
+    split_sizes = {"val": 900}  # docs/protocols.md §4.1 (dev and test sizes are not published exactly)
     split_aliases = SPLIT_ALIASES
     default_split = DEFAULT_SPLIT
     validation_split = VALIDATION_SPLIT

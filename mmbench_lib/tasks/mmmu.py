@@ -567,6 +567,7 @@ class MMMUTask(GenerationTask):
                         "mmmu_table9_tech_engineering", "mmmu_table12_image_types", "mmmu_table13_few_shot",
                         "mmmu_fig6_errors", "mmmu_test_leaderboard")
     splits = SPLITS
+    split_sizes = {"dev": 150, "validation": 900, "test": 10500}  # docs/protocols.md §3.2
     split_aliases = SPLIT_ALIASES
     default_split = DEFAULT_SPLIT
     validation_split = VALIDATION_SPLIT

@@ -319,8 +319,11 @@ def write_submission(items, stored, rows, out: Path) -> Path:
 
 # --------------------------------------------------------------------------------------------- rescoring
 
-def read_output(path) -> list[dict]:
-    """The rows of an official output file (JSON lines); DataError naming file, line and field."""
+def read_output(path, counts: dict | None = None) -> list[dict]:
+    """The rows of an official output file (JSON lines); DataError naming file, line and field.
+
+    Blank lines are skipped and counted in ``counts["blank_lines"]`` (``evaluate.py`` would stop on
+    them; they change no score)."""
     path = Path(path)
     if not path.is_file():
         raise DataError(str(path), "responses file not found")
@@ -328,6 +331,8 @@ def read_output(path) -> list[dict]:
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, start=1):
             if not line.strip():
+                if counts is not None:
+                    counts["blank_lines"] = counts.get("blank_lines", 0) + 1
                 continue
             try:
                 rec = json.loads(line)
@@ -435,7 +440,8 @@ def score_responses(responses, answers=None, questions=None, use_random: bool = 
     extractor (:data:`VARIANTS`; anything but ``official`` is NOT the official scorer).
     """
     path = Path(responses)
-    records = read_output(path)
+    read_counts: dict = {"blank_lines": 0}
+    records = read_output(path, read_counts)
     try:
         model, setting, method = parse_filename(path.name)
     except ValueError:
@@ -455,7 +461,7 @@ def score_responses(responses, answers=None, questions=None, use_random: bool = 
         else "none (scored wrong)",
         **tables(rows),
         "counts": {"items": len(rows), "fallbacks": sum(r["fallback"] for r in rows),
-                   "empty_responses": sum(r["response_empty"] for r in rows),
+                   "empty_responses": sum(r["response_empty"] for r in rows), **read_counts,
                    "modes": dict(sorted({m: sum(r["mode"] == m for r in rows) for m in {r["mode"] for r in rows}}.items()))},
         "fallback_seed_spread": seed_spread(records, seeds, variant) if use_random else None,
         "warnings": warn,
@@ -493,6 +499,7 @@ class MMMUProTask(GenerationTask):
     title = "MMMU-Pro"
     published_tables = ("mmmu_pro_leaderboard",)
     splits = SPLITS
+    split_sizes = {s: NUM_ITEMS for s in SPLITS}  # every setting holds the same 1,730 questions (evaluate.py NUM)
     split_aliases = SPLIT_ALIASES
     default_split = DEFAULT_SPLIT
     # one hub split (test); the settings are the same 1,730 questions: no split to learn answers from

@@ -221,6 +221,7 @@ class SeedTask(Task):
     groups = GROUPS
     numbered_dimensions = True
     results_need_questions = True  # official v1 results.json rows carry no dimension
+    split_sizes = {"test": 17990}  # the current SEED-Bench.json (3,757 videos after the Nov-2023 update; docs/protocols.md §1.2)
     #: selections by name besides ``all`` (the official ``--task``)
     named_selections: tuple[str, ...] = ("image", "video")
     #: demo path keys -> loader keywords, and the loader filters a demo run may pass on

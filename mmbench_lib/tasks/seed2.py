@@ -213,6 +213,7 @@ class Seed2Task(SeedTask):
     dimensions = DIMENSIONS
     groups = GROUPS
     results_need_questions = False  # ids are ``<dim>_<k>`` and rows carry ``gt_answer``
+    split_sizes = {"test": 24371}  # SEED-Bench_v2_level1_2_3.json, every level (docs/protocols.md §2.2)
     named_selections = ()
     parameter_choices = {"level": LEVELS, "seed2_level": LEVELS, "part": ("all", *SUBPARTS)}
     demo_keys = ("annotation_file", "cc3m_dir", "seed_bench_v2_dir")

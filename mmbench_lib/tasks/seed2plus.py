@@ -190,6 +190,7 @@ class Seed2PlusTask(SeedTask):
     dimensions = DIMENSIONS
     groups = GROUPS
     results_need_questions = False
+    split_sizes = {"test": 2277}  # docs/protocols.md §2.6 P-T8
     named_selections = ()
     hub_id = HUB_ID
     demo_keys = ("annotation_file", "image_root")

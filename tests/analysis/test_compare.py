@@ -48,7 +48,7 @@ def test_any_level_and_a_missing_folder(folders):
     root, a, _ = folders
     t, _ = compare.compare_tables([a])  # the sub-run itself
     assert list(t["run"]) == ["seed__random"]
-    with pytest.raises(RunError, match="no run folder"):
+    with pytest.raises(RunError, match="no such run folder"):
         compare.compare_tables([root / "nope"])
     (root / "empty").mkdir(exist_ok=True)
     with pytest.raises(RunError, match="no finished run"):

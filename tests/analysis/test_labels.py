@@ -43,7 +43,8 @@ def test_results_rows_name_model_and_data(made):
     named, full, part = made
     rows = {p.name: results.run_result(load_run(p), p) for p in made}
     assert rows["named"]["model"] == "My VLM" and rows["named"]["data"] == "demo data"
-    assert rows["full"]["data"] == "full split"
+    n = json.loads((full / "metrics.json").read_text())["counts"]["items"]
+    assert rows["full"]["data"] == f"subset (n={n})"  # all of a file, but not the 17,990 items SEED-Bench declares
     assert rows["part"]["data"] == "subset (n=10)"
     table = results.format_table(results.collect(named))
     assert "My VLM" in table and "demo data" in table
@@ -52,7 +53,7 @@ def test_results_rows_name_model_and_data(made):
 def test_paper_labels_say_demo_data(made):
     named, full, part = made
     assert paper.label_of(load_run(named)) == "My VLM [seed1-ppl, sum, demo data] (ours)"
-    assert paper.label_of(load_run(full)) == "Random Choice [seed1-ppl, sum] (ours)"  # a full split needs no note
+    assert paper.label_of(load_run(full)).startswith("Random Choice [seed1-ppl, sum, subset (n=")
     assert "subset (n=10)" in paper.label_of(load_run(part))
 
 
@@ -75,5 +76,34 @@ def test_figure_legends_carry_name_and_data(made):
     named, full, part = made
     metrics = {p.name: load_run(p).metrics for p in made}
     assert plots.run_label(metrics["named"]) == "My VLM (seed1-ppl, sum), demo data"
-    assert plots.run_label(metrics["full"]) == "Random Choice (seed1-ppl, sum)"
+    assert plots.run_label(metrics["full"]) == "Random Choice (seed1-ppl, sum), subset (n=36)"  # not SEED's 17,990
     assert plots.run_label(metrics["part"]) == "Random Choice (seed1-ppl, sum), subset (n=10)"
+
+
+def test_full_split_only_when_the_count_is_the_declared_split_size(made, monkeypatch, tmp_path):
+    """'full split' is a fact of the task (Task.split_sizes: 17,990 for SEED-Bench, 24,371, 900, 1,730, ...),
+    not of the file being outside the demo folder (issue 35)."""
+    from mmbench_lib.tasks.base import get_task
+    named, full, part = made
+    man = json.loads((full / "manifest.json").read_text())
+    n = json.loads((full / "metrics.json").read_text())["counts"]["items"]
+    monkeypatch.setattr(type(get_task("seed")), "split_sizes", {"test": n})
+    again = tmp_path / "again"
+    runs.evaluate(RunConfig("seed", again, data=man["data"], model="random:1", progress=False))
+    assert results.run_result(load_run(again), again)["data"] == "full split"
+    assert paper.label_of(load_run(again)) == "Random Choice [seed1-ppl, sum] (ours)"  # a full split needs no note
+    from mmbench_lib.analysis import plots
+    assert plots.run_label(load_run(again).metrics) == "Random Choice (seed1-ppl, sum)"
+    monkeypatch.setattr(type(get_task("seed")), "split_sizes", {"test": n - 1})
+    more = tmp_path / "more"
+    runs.evaluate(RunConfig("seed", more, data=man["data"], model="random:1", progress=False))
+    assert results.run_result(load_run(more), more)["data"] == f"n={n}, not the published {n - 1}"
+    assert get_task("seed2").declared_size(None) == 24371 and get_task("mmmu").declared_size("validation") == 900
+    assert get_task("mmmu-pro").declared_size("vision-cot") == 1730 and get_task("cmmmu").declared_size("test") == 0
+
+
+def test_a_cot_run_never_reads_as_an_official_one():
+    from mmbench_lib.analysis import plots
+    cot = {"model": "smollm2", "baseline": "none", "label": "smollm2", "prompt_mode": "cot", "data": "demo data"}
+    assert plots.run_label(cot) == "SmolLM2-135M-Instruct (cot prompt, not official), demo data"
+    assert plots.run_label({**cot, "prompt_mode": "official"}) == "SmolLM2-135M-Instruct, demo data"

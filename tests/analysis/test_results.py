@@ -118,3 +118,15 @@ def test_a_seed_run_whose_recipe_generates_the_letter_is_not_called_ranking():
     assert results._protocol("ranking", "my-own-recipe") == "ranking"
     assert results._protocol("generation", None) == "generation (official)"
     assert results._protocol("generation", None, "cot") == "generation (cot)"
+
+
+def test_mmbench_metrics_takes_a_run_id(demo, outputs, capsys):
+    """One resolver (core.paths.find_run) for every command: `mmbench metrics <run-id>` as `compare` takes it."""
+    runs.evaluate(RunConfig("seed", outputs / "rid" / "seed__random", data=runs.demo_args("seed", demo),
+                            model="random", limit=4, progress=False))
+    assert main(["metrics", "rid"]) == 0 and "seed__random" in capsys.readouterr().out
+    assert main(["metrics", "rid/seed__random", "--benchmark", "seed"]) == 0
+    assert "Scene Understanding" in capsys.readouterr().out
+    assert main(["metrics", "no-such-id"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no-such-id: no such run folder (neither a folder nor a run id under" in err[0]

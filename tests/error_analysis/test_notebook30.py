@@ -31,8 +31,8 @@ def test_notebook_30_ends_with_its_own_table_in_its_own_folder(demo_dir, outputs
     auto = sum(bool(errors.suggested_category(errors.auto_tags(c))) for c in state.cases[2:])
 
     rc = main(["run", str(ROOT / "notebooks/30_error_analysis.ipynb"), "-f", str(ROOT / "params/30_error_analysis/demo.yaml"),
-               "-p", "source_run", str(analysed), "-p", "n_sample", "8", "-p", "annotations_dir", str(ann),
-               "--run-id", "ea"])
+               "-p", "source_run", "analysed",  # a run id under outputs/, the docs' form (one resolver)
+               "-p", "n_sample", "8", "-p", "annotations_dir", str(ann), "--run-id", "ea"])
     printed = capsys.readouterr().out
     assert rc == 0, printed
     full = json.loads((outputs / "ea" / "results.json").read_text())

@@ -44,7 +44,7 @@ def test_seed1_heatmap_top5_cells_are_not_the_grey_of_not_evaluated():
     ranks, text, _iv = paper.seed1_rank_frame()
     fig = paper.seed1_heatmap()
     rgba = _cell_colors(fig)
-    cols = [c for c in ranks.columns if c not in ("model", "source")]
+    cols = [c for c in ranks.columns if c not in ("model", "source", "not_ranked")]
     top5 = [(i, j) for i in range(len(ranks)) for j, c in enumerate(cols) if text.iloc[i][c] == "1-5"]
     assert top5
     grey = np.array(mcolors.to_rgba(NA_FILL))

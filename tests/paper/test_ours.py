@@ -96,6 +96,8 @@ def test_item_rows_give_back_the_metrics_of_every_run(demo_runs):
             cols.update({f"{g} dm": Column(f"{g} dm", dims(ids), "dim_mean") for g, ids in table.items()})
             got = ours.point_values(run, cols)
             for g in table:
+                if g not in groups:  # a group outside the run's level (SEED-2 at L2: no Part-3, no L3)
+                    continue
                 want_micro, want_dm = groups[g]["accuracy_micro"], groups[g]["accuracy_dim_mean"]  # fractions
                 assert (got[g] == pytest.approx(100 * want_micro)) if want_micro is not None else math.isnan(got[g]), g
                 assert (got[f"{g} dm"] == pytest.approx(100 * want_dm)) if want_dm is not None else math.isnan(got[f"{g} dm"])
@@ -123,16 +125,16 @@ def test_seed_tables_rank_our_rows_with_intervals(demo_runs, fn, name, decimals)
     assert len(df) == len(published.load(name)) + 2
     for _, row in _ours(df).iterrows():
         assert "demo data" in row["model"] and row["recipe"] == "seed1-ppl"
+        assert row["not_ranked"] == "demo data"  # drawn apart: demo data is not the papers' full split
         for rank_col, value_col in published.RANKS[name].items():
+            assert pd.isna(row[rank_col]) and pd.isna(row[f"{rank_col}_low"])  # no rank, no rank interval
             if pd.isna(row[value_col]):
-                assert pd.isna(row[f"{rank_col}_low"])
                 continue
             assert row[f"{value_col}_ci_low"] <= row[value_col] + 10 ** -decimals <= row[f"{value_col}_ci_high"] + 2 * 10 ** -decimals
-            assert row[f"{rank_col}_low"] <= row[rank_col] <= row[f"{rank_col}_high"], rank_col
     paper_rows = df[df["source"] == "paper"]
     assert paper_rows[[c for c in df.columns if c.endswith(("_ci_low", "_rank_low"))]].isna().all().all()
-    for rank_col, value_col in published.RANKS[name].items():  # ranks still recomputed over every row
-        want = published.competition_rank(df[value_col].tolist())
+    for rank_col, value_col in published.RANKS[name].items():  # ranks recomputed over the comparable rows only
+        want = published.competition_rank([v if s == "paper" else math.nan for v, s in zip(df[value_col], df["source"])])
         got = df[rank_col].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
         assert [None if w != w else w for w in want] == [None if g != g else g for g in got]
 
@@ -144,14 +146,43 @@ def test_seed2_part3_is_empty_for_text_models(demo_runs):
     assert pd.isna(row["l3_rank"]) and pd.isna(row["l3_rank_low"])
 
 
-def test_heatmaps_write_our_rank_intervals(demo_runs):
+def test_heatmaps_draw_demo_runs_apart_unranked(demo_runs):
+    """Demo-data runs are drawn apart, hatched, "not ranked" with their reason: never a rank among the papers' rows
+    (issue 35: a random-weight demo run ranked #1), and no degenerate rank interval."""
     runs = list(demo_runs.values())
     for fig in (paper.seed2_heatmap(paper.seed2_table2(runs)), paper.seed1_heatmap(runs)):
         texts = [t.get_text() for t in fig.axes[0].texts]
-        assert sum(t.startswith("[") for t in texts) >= 4  # 2 runs x at least 2 ranked columns
-        foot = " ".join(t.get_text() for t in fig.texts)
-        assert "bootstrap interval of their rank" in foot and "no item-level data" in foot
+        assert not any(t.startswith("[") for t in texts) and texts.count("not ranked") >= 2 * 3
+        labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+        assert sum("not ranked: demo data" in t for t in labels) == 2
+        legend = " ".join(t.get_text() for leg in fig.legends for t in leg.get_texts())
+        assert "not comparable with the papers' full-split results" in legend
         matplotlib.pyplot.close(fig)
+
+
+def test_a_comparable_run_is_ranked_with_its_interval(demo, tmp_path, monkeypatch):
+    """A full split (the task's declared size; here the demo questions copied out of the demo folder and declared
+    so) by a real model (Random Choice) is ranked among the papers' rows, with its 95% rank interval."""
+    from mmbench_lib.pipeline import runs as runs_lib
+    from mmbench_lib.pipeline.config import RunConfig
+    from mmbench_lib.tasks.base import get_task
+    own = tmp_path / "seed_copy"
+    shutil.copytree(Path(demo["seed"]["annotation_file"]).parent, own)
+    args = {**runs_lib.demo_args("seed", demo), "annotation_file": str(own / "SEED-Bench.json"), "image_root": str(own / "cc3m")}
+    args["video_roots"] = {k: str(own / "videos" / k) for k in args.get("video_roots") or {}}
+    n = len(json.loads((own / "SEED-Bench.json").read_text())["questions"])
+    monkeypatch.setattr(type(get_task("seed")), "split_sizes", {"test": n})
+    run = tmp_path / "full"
+    runs_lib.evaluate(RunConfig("seed", run, data=args, model="random", progress=False))
+    t3 = paper.seed1_table3([run])
+    row = t3[t3["source"] == "ours"].iloc[0]
+    assert row["not_ranked"] == "" and not pd.isna(row["overall_rank"])
+    assert row["overall_rank_low"] <= row["overall_rank"] <= row["overall_rank_high"]
+    fig = paper.seed1_heatmap([run])
+    assert any(t.get_text().startswith("[") for t in fig.axes[0].texts)
+    foot = " ".join(t.get_text() for t in fig.texts)
+    assert "bootstrap interval of their rank" in foot and "no item-level data" in foot
+    matplotlib.pyplot.close(fig)
 
 
 @pytest.mark.parametrize("fn,bench,cols", [

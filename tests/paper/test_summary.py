@@ -23,3 +23,13 @@ def test_end_report_lists_our_runs_under_what_was_written(demo, tmp_path):
     assert text.startswith("Paper tables and figures (seed): 1 tables and 1 figures") and "no finished sub-run" not in text
     empty = summary.end_report(out, "seed", files, [])
     assert empty["rows"] == [] and "no runs of ours" in empty["name"]
+
+
+def test_end_report_reads_runs_given_as_run_ids(demo, outputs):
+    """The docs' form: a run id under outputs/ (issue 35: the closing table said '<id>: no such run folder')."""
+    runs.evaluate(RunConfig("seed", outputs / "myrun" / "seed__random", data=runs.demo_args("seed", demo),
+                            model="random", limit=5, progress=False))
+    out = outputs / "paper"
+    out.mkdir()
+    body = summary.end_report(out, "seed", {"t": [out / "t.csv"]}, ["myrun", "myrun/seed__random"])
+    assert [r[0] for r in body["rows"]] == ["seed__random", "seed__random"] and all(r[6] == 5 for r in body["rows"])

@@ -64,3 +64,41 @@ def test_malformed_line_names_file_and_line(tmp_path):
     res.write_text('{"question_id": "1"}\n')
     with pytest.raises(Exception, match=r"field 'prediction'"):
         read_results(res)
+
+
+def test_seed2_gold_with_whitespace_scored_as_the_leaderboard_and_counted(tmp_path, capsys):
+    """The published GPT-4V v2 file's quirk: gold "A " (trailing space), comma-terminated lines, a
+    repeated id. The leaderboard compared the gold as written (docs/protocols.md §2.5: dim 12 45.3),
+    so "A " never equals "A"; each normalisation is counted."""
+    res = tmp_path / "results.json"
+    res.write_text('{"question_id": "12_0", "prediction": "A", "gt_answer": "A "},\n'
+                   '{"question_id": "12_1", "prediction": "B", "gt_answer": " C"},\n'
+                   '{"question_id": "12_2", "prediction": "D", "gt_answer": "D"},\n'
+                   '{"question_id": "12_2", "prediction": "D", "gt_answer": "D"},\n')
+    s = score_predictions("seed2", res)
+    assert {d["dimension_id"]: d["accuracy"] for d in s["per_dimension"]}[12] == pytest.approx(1 / 3)
+    norm = s["input"]["normalisations"]
+    assert norm["gold_with_whitespace"] == 2 and norm["gold_with_whitespace_matching_if_stripped"] == 1
+    assert norm["comma_terminated_lines"] == 4 and norm["duplicate_lines_last_kept"] == 1
+    assert main(["score-predictions", "--benchmark", "seed2", "--predictions", str(res)]) == 0
+    out = capsys.readouterr().out
+    assert "gold with whitespace 2" in out and "comma terminated lines 4" in out
+
+
+def test_seed2_gold_that_is_no_letter_even_stripped_is_one_line(tmp_path, capsys):
+    res = tmp_path / "results.json"
+    res.write_text('{"question_id": "12_0", "prediction": "A", "gt_answer": "A B"}\n')
+    assert main(["score-predictions", "--benchmark", "seed2", "--predictions", str(res)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "item '12_0', field 'gt_answer'" in err[0] and "'A B' is not one of" in err[0]
+
+
+def test_seed2_without_gt_answer_nor_questions_is_one_line_exit_2(tmp_path, capsys):
+    """Nothing scorable is no table of zero rows: one line, exit 2, before any output is written."""
+    res = tmp_path / "results.json"
+    res.write_text('{"question_id": "1_0", "prediction": "A"}\n{"question_id": "2_0", "prediction": "B"}\n')
+    assert main(["score-predictions", "--benchmark", "seed2", "--predictions", str(res),
+                 "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no prediction could be scored" in err[0] and "--questions" in err[0]
+    assert not (tmp_path / "out").exists()

@@ -341,3 +341,40 @@ def test_cli_score_responses(mmmu_items, cmmmu_items, demo, tmp_path, capsys):
     summary = json.loads((tmp_path / "o2" / "summary.json").read_text(encoding="utf-8"))
     assert summary["overall"] == {"n": 20, "correct": 20, "accuracy": 1.0, "ci_low": None, "ci_high": None, "failed": 0, "n/a": 0}
     assert cli.main(["score-responses", "--benchmark", "cmmmu", "--responses", str(resp), "--out", str(tmp_path / "o3")]) == 2
+
+
+# ------------------------------------------------------------------------- quirks of official files
+
+
+def test_cmmmu_ids_join_as_the_official_int_keys_and_are_counted(cmmmu_items, demo, tmp_path):
+    """eval_script.py keys both files by int(id): " 0012" in a response file is question 12, counted."""
+    rows = [{"id": f" 0{it.id}" if i % 2 else int(it.id), "type": it.meta["type"], "response": _cmmmu_response(it)}
+            for i, it in enumerate(cmmmu_items)]
+    resp = _jsonl(tmp_path / "responses.jsonl", rows)
+    out, summary = score_cmmmu_outputs(resp, Path(demo["cmmmu"]["root"]) / "cmmmu-data-val")
+    assert summary["counts"]["unknown_ids"] == 0 and summary["counts"]["missing_responses"] == 0
+    assert summary["counts"]["response_ids_read_as_integers"] == len(rows) // 2
+    assert {r["id"] for r in out} == {str(int(it.id)) for it in cmmmu_items}
+
+
+def test_cmmmu_int_option_is_one_line_exit_2(cmmmu_items, tmp_path, capsys):
+    """The official content pass counts option texts in the response (str.count): an int option is refused."""
+    it = next(i for i in cmmmu_items if i.meta["type"] == "选择")
+    gold = _jsonl(tmp_path / "gold.jsonl", [{"id": int(it.id), "type": "选择", "answer": it.answer, "category": "科学",
+                                             "option1": 12, "option2": "b", "option3": "c", "option4": "d"}])
+    resp = _jsonl(tmp_path / "r.jsonl", [{"id": int(it.id), "type": "选择", "response": "12"}])
+    assert cli.main(["score-responses", "--benchmark", "cmmmu", "--responses", str(resp), "--answers", str(gold),
+                     "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"item '{int(it.id)}', field 'option1'" in err[0] and "got int 12" in err[0]
+
+
+def test_mmmu_int_index2ans_is_one_line_exit_2(tmp_path, capsys):
+    (tmp_path / "r" / "Math").mkdir(parents=True)
+    (tmp_path / "r" / "Math" / "output.json").write_text(json.dumps([
+        {"id": "validation_Math_1", "question_type": "multiple-choice", "answer": "A", "all_choices": ["A", "B"],
+         "index2ans": {"A": 3, "B": "four"}, "response": "the value would be three, that is the result"}]))
+    assert cli.main(["score-responses", "--benchmark", "mmmu", "--responses", str(tmp_path / "r"),
+                     "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "item 'validation_Math_1', field 'index2ans'" in err[0] and "option 'A' is int 3" in err[0]

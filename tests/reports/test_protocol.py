@@ -13,6 +13,7 @@ from mmbench_lib.core.rows import failed_row, ok_row
 from mmbench_lib.core.store import RunStore
 from mmbench_lib.pipeline import rescoring, runs
 from mmbench_lib.reports import protocol as pr
+from mmbench_lib.reports import subruns
 
 P = pr.SEED_PROTOCOLS
 #: a protocol reading VLMEvalKit's extraction of the responses made with lmms-eval's prompt
@@ -207,7 +208,29 @@ def test_a_run_with_the_default_filter_spelled_out_is_reused(demo, outputs):
                                  limit=4, progress=False))
     ids = list(reader.samples_df(first)["id"])
     implicit = runs.RunConfig("seed", outputs / "new", data=data, model="random", recipe="seed1-ppl", limit=4)
-    assert pr.find_ranking_run(implicit, ids) == first  # "all" is the loader's default: the same selection
+    assert subruns.find_same_run(implicit, ids) == first  # "all" is the loader's default: the same selection
     narrower = runs.RunConfig("seed", outputs / "new", data={**data, "dimensions": [1]}, model="random",
                               recipe="seed1-ppl", limit=4)
-    assert pr.find_ranking_run(narrower, ids[:1]) is None  # another filter: not the same run
+    assert subruns.find_same_run(narrower, ids[:1]) is None  # another filter: not the same run
+
+
+def test_a_rotated_or_permuted_run_is_never_reused(demo, outputs):
+    """CircularEval's rot-k runs (notebook 52) hold the same ids, recipe and data as the plain run notebook 50
+    asks for, but their letters name other options: another identity, never reused (issue 35)."""
+    from mmbench_lib.pipeline.reuse import identity_difference
+    data = runs.demo_args("seed2plus", demo)
+    cfg = dict(data=data, model="random", recipe="qwen-vl-letters", limit=4, progress=False)
+    rot = runs.RunConfig("seed2plus", outputs / "circ" / "rot-3", rotation=3, lettered_only=True, **cfg)
+    runs.evaluate(rot)
+    ids = list(reader.samples_df(rot.out_dir)["id"])
+    wanted = runs.RunConfig("seed2plus", outputs / "new", **cfg)
+    man = reader.read_manifest(rot.out_dir)
+    assert identity_difference(man, wanted) == "rotation 3 (wanted 0)"
+    assert subruns.find_same_run(wanted, ids) is None
+    plain = runs.RunConfig("seed2plus", outputs / "plain", **cfg)
+    runs.evaluate(plain)
+    assert subruns.find_same_run(wanted, ids) == outputs / "plain"
+    for change in ({"permutation_seed": 1, "lettered_only": True}, {"lettered_only": True}, {"model": "random:7"},
+                   {"recipe": "llava-chat"}, {"dtype": "float16"}):
+        other = runs.RunConfig("seed2plus", outputs / "x", **{**cfg, **change})
+        assert identity_difference(reader.read_manifest(outputs / "plain"), other), change

@@ -202,6 +202,16 @@ def test_score_responses_official_file(tmp_path):
     assert out3[3]["parsed_pred"] is None and s3["overall"]["correct"] == 2
 
 
+def test_official_file_with_blank_lines_and_int_options_scores_and_counts(tmp_path):
+    """Quirks of hand-edited output files: a blank line (skipped, counted) and int options (read as
+    text by ast.literal_eval(str(options)) as evaluate.py does; no traceback)."""
+    f = tmp_path / "m_standard_direct.jsonl"
+    f.write_text('{"id": "validation_Math_1", "options": "[1, 2, 3]", "answer": "B", "response": "Answer: B"}\n\n'
+                 '{"id": "validation_Math_2", "options": [10, 20], "answer": "A", "response": "(A)"}\n')
+    out, s = mmmu_pro.score_responses(f, seeds=range(1))
+    assert [r["correct"] for r in out] == [True, True] and s["counts"]["blank_lines"] == 1
+
+
 def test_read_output_names_line_and_field(tmp_path):
     f = tmp_path / "m_vision_direct.jsonl"
     f.write_text('{"id": "a", "options": "[\'x\', \'y\']", "answer": "A", "response": "A"}\n{"id": "b", "answer": "A"}\n')

@@ -1,0 +1,97 @@
+"""When a stored run may stand for the run a report asks for: only when its whole identity is the same.
+
+A report (notebook 50) reuses a finished run from ``outputs/`` instead of making it again. A stored run
+is the run asked for only when every field of :data:`IDENTITY_FIELDS` of its recorded config (the
+manifest's ``config``, ``RunConfig.to_dict()``) equals the wanted one (model and its settings, option
+order, prompt mode, selection, ...), and its recipe (up to the reduction: both are stored), its data
+(the annotation file by hash, or the source folder) and the loader's filters are the same. A CircularEval
+rotation (``rot-3``: the options shown as [3, 0, 1, 2]) is another run: its letters name other options.
+:func:`identity_difference` is the one comparison; it names the first field that differs.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import fields
+
+from mmbench_lib.core import manifest as manifest_mod
+from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.tasks._common import file_sha256
+from mmbench_lib.tasks.base import get_task, path_parameters
+from mmbench_lib.tasks.recipes import Recipe, get_recipe
+
+#: the recorded config fields that make a run what it is; a stored run differing in any is another run
+IDENTITY_FIELDS = (
+    "benchmark", "model", "revision", "dtype", "trust_remote_code",  # the model
+    "processor_kwargs", "system_prompt", "chat_template_kwargs", "stop_strings",  # its settings (model card)
+    "baseline", "prompt_mode", "max_new_tokens",  # what is asked and how long an answer may be
+    "rotation", "permutation_seed", "lettered_only",  # the option order (CircularEval) and its item filter
+    "video_input", "generated_dir", "clip_model", "clip_pretrained", "ocr_lang", "ocr_psm", "seed",
+    "split", "subjects",  # the selection (the loader's filters: ``data``, compared below)
+)
+# ``limit`` is left out: a run of the first M items answers the first N < M as a run of N would, and the
+# caller asks that the run hold every item it reads (``reports.protocol.find_run``)
+
+_DEFAULTS = {f.name: f.default for f in fields(RunConfig) if not callable(f.default_factory)}
+_DEFAULTS.update({f.name: f.default_factory() for f in fields(RunConfig) if callable(f.default_factory)})
+
+
+def _norm(value):
+    if isinstance(value, tuple):
+        return [_norm(v) for v in value]
+    if isinstance(value, list):
+        return [_norm(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _norm(v) for k, v in value.items()}
+    return value
+
+
+def _filters(benchmark: str, data: dict) -> dict:
+    """The loader filters of ``data`` (no file arguments) with the loader's defaults filled in, so that
+    ``dimensions="all"`` and a run that left it out (the same default selection) compare equal."""
+    paths = set(path_parameters())
+    params = inspect.signature(get_task(benchmark).module.load).parameters
+    defaults = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty and k not in paths}
+    return {**defaults, **{k: _norm(v) for k, v in (data or {}).items() if k not in paths}}
+
+
+def _same_path(a, b) -> bool:
+    return str(manifest_mod.resolve(a).resolve()) == str(manifest_mod.resolve(b).resolve())
+
+
+def identity_difference(man: dict, wanted: RunConfig) -> str | None:
+    """The first way the run recorded in manifest ``man`` is not the run ``wanted`` describes, in words
+    (``"rotation 3 (wanted 0)"``), or ``None`` when it is the same run."""
+    cfg = man.get("config") if isinstance(man.get("config"), dict) else None
+    if cfg is None:
+        return "no recorded config"
+    want = wanted.to_dict()
+    generates = wanted.protocol == "generation" or get_recipe(wanted.recipe).generates
+    for name in IDENTITY_FIELDS:
+        if name == "max_new_tokens" and not generates:
+            continue
+        old, new = _norm(cfg.get(name, _DEFAULTS.get(name))), _norm(want.get(name))
+        if old != new:
+            return f"{name} {old!r} (wanted {new!r})"
+    if wanted.protocol == "generation":
+        if not man.get("source") or not _same_path(man["source"], wanted.source):
+            return f"source {man.get('source')!r} (wanted {str(wanted.source)!r})"
+        return None
+    recorded = man.get("recipe")
+    if not isinstance(recorded, dict) or ({**Recipe().to_dict(), **recorded, "reduction": None}
+                                          != {**get_recipe(wanted.recipe).to_dict(), "reduction": None}):
+        return f"recipe {(recorded or {}).get('name')!r} (wanted {wanted.recipe!r})"
+    sha = (man.get("data_sha256") or {}).get("annotation_file")
+    if sha != file_sha256(wanted.data["annotation_file"]):
+        return "annotation file (another file, by its SHA-256)"
+    old, new = _filters(wanted.benchmark, man.get("data") or {}), _filters(wanted.benchmark, wanted.data)
+    if old != new:
+        key = next(k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k))
+        return f"loader filter {key} {old.get(key)!r} (wanted {new.get(key)!r})"
+    if bool((man.get("data") or {}).get("frames_root")) != bool(wanted.data.get("frames_root")):
+        return "video frames (pre-extracted or decoded)"
+    return None
+
+
+def same_identity(man: dict, wanted: RunConfig) -> bool:
+    """Whether the run of manifest ``man`` is the run ``wanted`` (:func:`identity_difference`)."""
+    return identity_difference(man, wanted) is None
