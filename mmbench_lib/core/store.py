@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import fcntl
 import json
+import math
 import os
 import socket
 import warnings
@@ -44,6 +45,25 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+def not_finite(value, where: str = "") -> str | None:
+    """The path of the first NaN or infinite float in ``value`` (``scores.sum[1]``), or ``None``: such a value has
+    no strict-JSON form, and the run store writes strict JSON only."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "value"
+    if isinstance(value, dict):
+        parts = ((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        parts = ((f"{where}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    return next((hit for name, v in parts if (hit := not_finite(v, name))), None)
+
+
+def _line(row: dict) -> str:
+    """One predictions line: strict JSON (``allow_nan=False``; the loop fails an item whose values are not finite)."""
+    return json.dumps(row, ensure_ascii=False, default=str, allow_nan=False) + "\n"
 
 
 def write_json_atomic(path: Path, obj) -> None:
@@ -242,9 +262,9 @@ class RunStore:
         self._writable()
         if not rows:
             return
+        text = "".join(_line(r) for r in rows)  # all or nothing: a value JSON cannot hold raises before writing
         with open(self.predictions_path, "a", encoding="utf-8") as f:
-            for r in rows:
-                f.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         for r in rows:
@@ -254,7 +274,7 @@ class RunStore:
         """Forget rows (e.g. failed items to retry) by rewriting the file without them."""
         self._writable()
         keep = [r for r in self._rows.values() if r["id"] not in ids]
-        write_text_atomic(self.predictions_path, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in keep))
+        write_text_atomic(self.predictions_path, "".join(_line(r) for r in keep))
         self._rows = {r["id"]: r for r in keep}
 
     def manifest(self) -> dict:
