@@ -10,6 +10,7 @@ second process writing the same run is refused. Metrics are computed only from t
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import fcntl
 import json
@@ -103,11 +104,23 @@ def scan_jsonl(data: bytes) -> tuple[list[dict], list[tuple[int, bytes, bytes, s
     return rows, bad
 
 
+class StoreFileError(ValueError):
+    """A run store's file that is not a regular file (a folder in its place): one line naming it."""
+
+
+def _not_a_folder(*paths: Path) -> None:
+    for p in paths:
+        if p.exists() and not p.is_file():
+            raise StoreFileError(f"{p}: a {'folder' if p.is_dir() else 'special file'} where the run store keeps a file; "
+                                 f"move it away (or use another run folder)")
+
+
 def read_jsonl(path: Path) -> tuple[list[dict], list[tuple[int, str]]]:
     """Rows of a JSONL file and its bad lines as ``(line number, reason)``, each warned about; never writes."""
     path = Path(path)
     if not path.exists():
         return [], []
+    _not_a_folder(path)
     rows, bad = scan_jsonl(path.read_bytes())
     for n, _, _, reason in bad:
         warnings.warn(f"{path}: line {n} skipped: {reason}", stacklevel=2)
@@ -147,19 +160,29 @@ _HELD: dict[str, list] = {}
 
 def _acquire(lock_path: Path, run_dir: Path) -> str:
     """Take the run's exclusive lock (shared by the RunStores of this process); the holder's pid,
-    host and time are written in the lock file. A lock held by another process: RunLockedError."""
+    host and time are written in the lock file. A lock held by another process: RunLockedError.
+    The holder removes the file when it lets go (:func:`_release`), so a lock taken on a file that was
+    removed meanwhile is taken again on the file now at the path."""
     key = str(lock_path.resolve())
     if key in _HELD:
         _HELD[key][1] += 1
         return key
-    fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.pread(fd, 512, 0).decode("utf-8", "replace").strip() or "unknown holder"
-        os.close(fd)
-        raise RunLockedError(f"{run_dir} is being written by another process ({holder}); wait for it to end "
-                             f"or use another run id") from None
+    while True:
+        fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 512, 0).decode("utf-8", "replace").strip() or "unknown holder"
+            os.close(fd)
+            raise RunLockedError(f"{run_dir} is being written by another process ({holder}); wait for it to end "
+                                 f"or use another run id") from None
+        try:
+            same = os.stat(key).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder before us removed this file as it let go: lock the one at the path now
     os.ftruncate(fd, 0)
     stamp = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     os.pwrite(fd, f"pid {os.getpid()} on host {socket.gethostname()} since {stamp}\n".encode(), 0)
@@ -168,6 +191,8 @@ def _acquire(lock_path: Path, run_dir: Path) -> str:
 
 
 def _release(key: str) -> None:
+    """Let go of the lock; the last user in this process removes the lock file first (no ``run.lock`` is
+    left behind by a run that ended)."""
     held = _HELD.get(key)
     if held is None:
         return
@@ -175,9 +200,28 @@ def _release(key: str) -> None:
     if held[1] <= 0:
         del _HELD[key]
         try:
+            with contextlib.suppress(OSError):
+                os.unlink(key)
             fcntl.flock(held[0], fcntl.LOCK_UN)
         finally:
             os.close(held[0])
+
+
+def lock_holder(run_dir: str | os.PathLike) -> str | None:
+    """Who holds a lock of ``run_dir`` (``run.lock`` or a shard's), as its lock file says, or ``None`` when no
+    process is writing it (readers use it to mark a run whose metrics are older than its rows)."""
+    for path in sorted(Path(run_dir).glob("run*.lock")):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return os.pread(fd, 512, 0).decode("utf-8", "replace").strip() or "unknown holder"
+        finally:
+            os.close(fd)
+    return None
 
 
 class RunStore:
@@ -195,6 +239,7 @@ class RunStore:
         self.manifest_path = store_file(self.dir, MANIFEST, shard)
         self.lock_path = store_file(self.dir, "run.lock", shard)
         self._finalizer = None
+        _not_a_folder(self.predictions_path, self.manifest_path, self.lock_path, store_file(self.dir, METRICS, shard))
         if readonly:
             rows, _ = read_jsonl(self.predictions_path)
         else:
