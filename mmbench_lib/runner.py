@@ -32,7 +32,7 @@ from mmbench_lib.analysis.results import write_results
 from mmbench_lib.analysis.subsets import _benchmark as same_benchmark, read_blind_ids
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.core.paths import check_outputs_root, make_run_id, run_folder, validate_run_id
-from mmbench_lib.core.progress import ENV as PROGRESS_ENV
+from mmbench_lib.core.progress import ENV as PROGRESS_ENV, CellLines
 from mmbench_lib.core.yaml_limits import load as load_yaml
 from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_atomic
 from mmbench_lib.pipeline.preflight import BadValue, absolute_paths, check_values
@@ -439,8 +439,12 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
     had_notebook = (folder / nb.name).exists()  # a resumed run: its notebook is replaced only by a run that ends
     final = folder / nb.name
     partial = folder / f".{nb.stem}.partial.ipynb"  # papermill rewrites it as cells finish
-    cell_bar = progress and sys.stderr.isatty()  # a per-cell bar only where it can redraw in place
     echoes = Echo("stdout"), Echo("stderr")
+    cells = {}  # one line per long cell (core.progress.CellLines), no bar redrawn per cell
+    if progress:
+        lines = CellLines(sum(c.get("cell_type") == "code" for c in json.loads(nb.read_text(encoding="utf-8"))["cells"])
+                          + 1)  # + papermill's injected parameters cell
+        cells = {"on_cell_start": lines.start, "on_cell_executed": lines.complete}
     if progress:  # the kernel and the first cell's imports take seconds: say what is starting
         print(f"{nb.name}: starting the kernel; run folder {folder}", flush=True)
     env, quiet = {PROGRESS_ENV: "text"}, {}
@@ -451,8 +455,8 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
         with _kernel_env(env):
             pm.execute_notebook(
                 str(nb), str(partial), parameters=params, kernel_name="python3",
-                cwd=str(repo_root()), progress_bar=cell_bar, execution_timeout=timeout,
-                stdout_file=echoes[0], stderr_file=echoes[1], **quiet,
+                cwd=str(repo_root()), progress_bar=False, execution_timeout=timeout,
+                stdout_file=echoes[0], stderr_file=echoes[1], **quiet, **cells,
             )
     except BaseException as e:
         for echo in echoes:
@@ -492,7 +496,7 @@ def _kernel_env(env: dict):
 
 class Echo:
     """A file papermill writes the cells' stdout or stderr to as they print: whole lines go to this
-    process's stream at once, above papermill's per-cell bar (``tqdm.write``) when there is one."""
+    process's stream at once (``tqdm.write``: above any bar a library draws there)."""
 
     def __init__(self, name: str):
         self.name, self.pending = name, ""

@@ -46,7 +46,6 @@ from mmbench_lib.core import manifest as manifest_mod
 from mmbench_lib.core.metrics import ci_fractions, entry
 from mmbench_lib.core.requests import ChoiceScore
 from mmbench_lib.core.uncertainty import compare_runs
-from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline import rescoring
 from mmbench_lib.pipeline import runs as runs_mod
 from mmbench_lib.pipeline.config import RunConfig
@@ -160,14 +159,15 @@ def find_generation_run(config: RunConfig, ids: list[str], root: Path | None = N
 
 
 class _SharedModel:
-    """The model adapter, loaded once on first use and shared by every run the report makes."""
+    """The model adapter, loaded on first use and shared by every run the report makes, and by the notebook's
+    other reports on the same model (``runs.load_shared``: notebook 50's ranking and parser parts load it once)."""
 
     def __init__(self, options: dict):
         self.options, self.adapter = options, None
 
     def __call__(self, spec: str):
         if self.adapter is None:
-            self.adapter = load_adapter(spec, **self.options)
+            self.adapter = runs_mod.load_shared(spec, self.options)
         return self.adapter
 
 
