@@ -71,3 +71,43 @@ def test_a_full_disk_while_the_notebook_is_written_is_one_line_naming_the_folder
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and len(err) == 1, err
     assert "No space left on device" in err[0] and str(tmp_path / "outputs" / "full") in err[0] and "resumes" in err[0]
+
+
+def test_ctrl_c_while_the_command_loads_is_one_line(tmp_path):
+    code = "import os, signal\nimport mmbench_lib.cli\nos.kill(os.getpid(), signal.SIGINT)\nimport time; time.sleep(30)\n"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 130 and one_line(proc) == "mmbench: interrupted while starting; nothing was run"
+
+
+def test_ctrl_c_during_a_sharded_run_is_one_line_with_the_resume_command(tmp_path, monkeypatch, capsys, demo_dir):
+    from mmbench_lib.launch import launcher
+
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path / "outputs"))
+    cancelled = []
+    monkeypatch.setattr(launcher._Shards, "start", lambda self: None)
+    monkeypatch.setattr(launcher._Shards, "wait", lambda self: (_ for _ in ()).throw(KeyboardInterrupt))
+    monkeypatch.setattr(launcher._Shards, "cancel", lambda self: cancelled.append(True))
+    argv = ["run", str(ROOT / "notebooks" / "10_seed_bench.ipynb"), "-f",
+            str(ROOT / "params" / "10_seed_bench" / "seed1_demo_smollm2.yaml"), "-p", "data_dir", str(demo_dir),
+            "--limit", "4", "--shards", "2", "--launcher", "local"]
+    assert main(argv) == 130 and cancelled
+    captured = capsys.readouterr()
+    [line] = captured.err.strip().splitlines()
+    run_id = line.rpartition("--run-id ")[2]
+    assert line.startswith(f"mmbench: interrupted; finished items are kept in {tmp_path / 'outputs' / run_id}; "
+                           f"resume with: mmbench run ") and "--shards 2" in line
+    assert "Traceback" not in captured.out + captured.err
+
+
+def test_a_shard_controller_prints_into_its_log_not_over_the_terminal(tmp_path, capfd):
+    from mmbench_lib.launch.launcher import _output_to
+
+    log = tmp_path / "submitit" / "controller.log"
+    with _output_to(log):
+        child = subprocess.Popen([sys.executable, "-c", "import sys; print('child out'); sys.stderr.write('Traceback\\n')"])
+    child.wait(timeout=60)
+    print("after")
+    out, err = capfd.readouterr()
+    assert "child out" not in out + err and "Traceback" not in err and "after" in out
+    assert log.read_text().splitlines() == ["child out", "Traceback"]
