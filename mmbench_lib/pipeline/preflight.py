@@ -260,9 +260,24 @@ def check_engine_options(options, spec) -> None:
         raise BadValue("engine_options", f"unknown option(s) {unknown}; known: {', '.join(sorted(ENDPOINT_KEYS))}")
     if not (isinstance(spec, str) and spec.startswith(("openai:", "vllm:"))):
         raise BadValue("engine_options", f"options of a served engine apply to vllm:<model> and openai:<model>, not {spec!r}")
-    why = openai_compat.check_options(options)
+
+
+#: notebook parameters that are endpoint options under another name (notebook 20's ``endpoint_url``, ...)
+ENDPOINT_PARAMS = {"endpoint_url": "base_url", "concurrency": "concurrency", "api_key_env": "api_key_env"}
+
+
+def check_endpoint(values: dict) -> None:
+    """A served model's endpoint options (``engine_options`` and ``endpoint_url`` / ``concurrency`` /
+    ``api_key_env``) through the client's one check, ``openai_compat.check_options``; ``BadValue`` naming the
+    parameter."""
+    if not (isinstance(values.get("model"), str) and values["model"].startswith(("openai:", "vllm:"))):
+        return
+    given = {k: values[p] for p, k in ENDPOINT_PARAMS.items() if values.get(p) not in (None, "")}
+    opts = {**(values.get("engine_options") if isinstance(values.get("engine_options"), dict) else {}), **given}
+    why = openai_compat.check_options(opts)
     if why:
-        raise BadValue("engine_options", why)
+        name = why.partition(":")[0]
+        raise BadValue(next((p for p, k in ENDPOINT_PARAMS.items() if k == name and k in given), "engine_options"), why)
 
 
 def check_order_matters(benchmark, recipe, permutations) -> None:
@@ -294,6 +309,7 @@ def check_values(values: dict, protocol: str | None = None) -> None:
         check_model(spec, values.get("revision") or None, name="models")
     if "engine_options" in values:
         check_engine_options(values["engine_options"], values.get("model"))
+    check_endpoint(values)
     if benchmark is not None:
         why = is_task(benchmark) and values.get("baseline") in BASELINES and refusal(benchmark, values["baseline"])
         if why:

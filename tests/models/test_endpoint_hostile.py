@@ -135,3 +135,10 @@ def test_a_served_name_that_exists_as_a_local_path_is_sent_as_given(tmp_path):
     got = preflight.absolute_paths(params, tmp_path)
     assert got["model"] == "openai:Qwen/Qwen2-VL" and got["models"][0] == "openai:.."
     assert got["models"][1] == f"vlm:{tmp_path / 'Qwen' / 'Qwen2-VL'}"  # a local model's folder is still a path
+
+
+@pytest.mark.parametrize("param, value", [("endpoint_url", "file:///etc/passwd"), ("concurrency", 0)])
+def test_notebook_20s_endpoint_parameters_go_through_the_same_check(param, value):
+    with pytest.raises(preflight.BadValue, match=f"{'base_url' if param == 'endpoint_url' else param}:") as err:
+        preflight.check_values({"benchmark": "mmmu", "model": "openai:m", param: value})
+    assert err.value.name == param
