@@ -63,8 +63,13 @@ def not_finite(value, where: str = "") -> str | None:
 
 
 def _line(row: dict) -> str:
-    """One predictions line: strict JSON (``allow_nan=False``; the loop fails an item whose values are not finite)."""
-    return json.dumps(row, ensure_ascii=False, default=str, allow_nan=False) + "\n"
+    """One predictions line: strict JSON (``allow_nan=False``; the loop fails an item whose values are not finite,
+    anything else with such a value is refused naming the item and field)."""
+    try:
+        return json.dumps(row, ensure_ascii=False, default=str, allow_nan=False) + "\n"
+    except ValueError:
+        raise ValueError(f"item {row.get('id')!r}, field {not_finite(row)!r}: a value that is not finite (NaN or "
+                         f"infinity) has no place in predictions.jsonl (strict JSON)") from None
 
 
 def write_json_atomic(path: Path, obj) -> None:

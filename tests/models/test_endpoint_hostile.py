@@ -106,8 +106,8 @@ def test_a_non_finite_value_from_any_model_fails_its_item_and_the_store_writes_s
     items = seed1.load(d["annotation_file"], d["image_root"], d["video_roots"], dimensions="image")[:2]
     rows = rank_items(items, NaNModel(seed=0), RunStore(tmp_path), get_recipe("seed1-ppl"), progress=False).rows()
     assert all(r["status"] == "failed" and "not finite (scores.sum[0])" in r["error"] for r in rows)
-    with pytest.raises(ValueError):
-        RunStore(tmp_path / "b").append([{"id": "x", "score": float("nan")}])
+    with pytest.raises(ValueError, match=r"item 'x', field 'score\[1\]': a value that is not finite"):
+        RunStore(tmp_path / "b").append([{"id": "x", "score": [0.5, float("nan")]}])
     assert not (tmp_path / "b" / "predictions.jsonl").exists() or not (tmp_path / "b" / "predictions.jsonl").read_text()
 
 
