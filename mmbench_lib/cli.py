@@ -4,9 +4,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
+
+
+def _interrupted_while_starting(signum, frame):  # noqa: ARG001 - a signal handler's signature
+    """Ctrl-C while the command's modules load (seconds on a busy machine): one line, nothing was run."""
+    sys.stderr.write("mmbench: interrupted while starting; nothing was run\n")
+    sys.stderr.flush()
+    os._exit(130)
+
+
+if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # main() puts Python's own handler back
+    signal.signal(signal.SIGINT, _interrupted_while_starting)
 
 import yaml
 from mmbench_lib.models.policy import policy_from
@@ -25,7 +37,7 @@ from mmbench_lib.tasks.base import all_tasks, task_names
 from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.launch.options import add_arguments as add_launch_arguments, launch_requested, options_from_args
 from mmbench_lib.pipeline.rescore_seed import score_predictions
-from mmbench_lib.core.store import write_json_atomic
+from mmbench_lib.core.store import RunLockedError, write_json_atomic
 from mmbench_lib.pipeline import audit as audit_mod
 from mmbench_lib.tasks.audits import audited
 from mmbench_lib.pipeline.rescoring import check_out_folder, format_help, print_table, scorable, score_responses, write_outputs
@@ -143,6 +155,8 @@ def cmd_merge(a) -> int:
     metrics = merge_runs(a.run_dirs, a.out, a.benchmark)
     _print_summary(metrics)
     print(f"\nmerged {metrics['counts']['items']} items into {a.out}")
+    if metrics.get("rescored"):
+        print(f"re-scored {metrics['rescored']} correct flag(s) that did not match their row's prediction and answer")
     return 0
 
 
@@ -168,6 +182,8 @@ def cmd_compare(a) -> int:
         sys.stdout.write(render(pairs if a.pairs else runs, "csv"))
         return 0
     sys.stdout.write(render(runs, a.format, "Accuracy (%) with 95% Wilson intervals"))
+    for note in pairs.attrs.get("notes", []):
+        print(note, file=sys.stderr)
     if len(pairs):
         print()
         sys.stdout.write(render(pairs, a.format, "Paired differences (points) on the common items: Newcombe's 95% "
@@ -259,10 +275,13 @@ def shortcut_overrides(a, given: dict) -> dict:
 
 
 def _first_comment(path: Path) -> str:
+    """The comment block that opens a parameters file, its lines joined (it describes the file)."""
+    lines = []
     for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("#"):
-            return line.lstrip("# ").strip()
-    return ""
+        if not line.startswith("#"):
+            break
+        lines.append(line.lstrip("#").strip())
+    return " ".join(x for x in lines if x)
 
 
 def list_benchmarks() -> list[str]:
@@ -282,21 +301,33 @@ def list_models() -> list[str]:
     return specs + ["", "Model families (a hub model's config model_type picks its record):"] + family_table()
 
 
+#: what a recipe's ``continuation`` ranks, in words
+RANKS = {"content": "ranks each choice's text", "letter": "ranks each choice's letter",
+         "generate": "generates a letter (greedy), parsed"}
+
+
 def list_recipes() -> list[str]:
+    """Two lines per recipe: name, what it scores and how; then its prompt, newlines shown as ``\\n``."""
     out = []
     for name, r in RECIPES.items():
-        how = "chat template" if r.chat else "no chat template"
-        size = f", images {r.image_size}x{r.image_size}" if r.image_size else ""
-        out.append(f"{name:20s} prompt {r.prompt!r}, ranks the choice {r.continuation}, {how}, {r.reduction}{size}")
+        how = [RANKS.get(r.continuation, r.continuation)]
+        if r.reduction:
+            how.append(f"{'summed' if r.reduction == 'sum' else r.reduction} log-likelihood")
+        how.append("chat template" if r.chat else "no chat template")
+        if r.image_size:
+            how.append(f"images {r.image_size}x{r.image_size}")
+        prompt = r.prompt.replace("\n", "\\n")
+        out += [f"{name:20s} {', '.join(how)}", f"{'':20s} prompt: {prompt}"]
     return out
 
 
 def list_params() -> list[str]:
+    """Two lines per parameters file: the file and its notebook, then its opening comment whole."""
     root = repo_root()
     out = []
     for f in sorted((root / "params").glob("*/*.yaml")):
         nb = root / "notebooks" / f"{f.parent.name}.ipynb"
-        out.append(f"{f.relative_to(root)}  ->  {nb.relative_to(root)}  {_first_comment(f)}")
+        out += [f"{f.relative_to(root)}  ->  {nb.relative_to(root)}", f"    {_first_comment(f)}"]
     return out
 
 
@@ -374,10 +405,18 @@ def resume_command(argv: list[str], run_id: str) -> str:
     return shlex.join(["mmbench", *args, "--run-id", run_id])
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A parser whose usage errors are one line (``--limit abc``), with where to read the usage, exit 2; its
+    sub-command parsers are of this class too."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     examples, run_examples = _examples()
-    p = argparse.ArgumentParser(prog="mmbench", description=__doc__, epilog=examples,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineParser(prog="mmbench", description=__doc__, epilog=examples,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action=_Version, help="the version and the git commit runs record")
     p.add_argument("--debug", action="store_true", help="show full tracebacks (or set MMBENCH_DEBUG=1)")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
@@ -494,6 +533,8 @@ def _quiet_broken_pipe() -> int:
 
 
 def main(argv=None) -> int:
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # from here on Ctrl-C is handled below
     debug = _debug()
     try:
         try:
@@ -524,6 +565,17 @@ def main(argv=None) -> int:
         message = " ".join(str(e).split())
         print(f"mmbench: error: {message}", file=sys.stderr)
         return 1 if isinstance(e, NotebookFailed) else 2
+    except RunLockedError as e:  # another process writes that run (a merge's --out, a resumed run): one line
+        if debug:
+            traceback.print_exc()
+        print(f"mmbench: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # the machine, not the input (a full disk, a folder where a file should be): one line
+        if debug:
+            traceback.print_exc()
+        where = f" ({e.filename})" if e.filename else ""
+        print(f"mmbench: error: {e.strerror or e}{where}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

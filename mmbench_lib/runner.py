@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import difflib
+import errno
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -29,7 +32,7 @@ from mmbench_lib.analysis.results import write_results
 from mmbench_lib.analysis.subsets import _benchmark as same_benchmark, read_blind_ids
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.core.paths import check_outputs_root, make_run_id, run_folder, validate_run_id
-from mmbench_lib.core.progress import ENV as PROGRESS_ENV
+from mmbench_lib.core.progress import ENV as PROGRESS_ENV, CellLines
 from mmbench_lib.core.yaml_limits import load as load_yaml
 from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_atomic
 from mmbench_lib.pipeline.preflight import BadValue, absolute_paths, check_values
@@ -56,19 +59,32 @@ MAX_PARAMS_FILE = 1 << 20
 MAX_STRING = 4096
 
 
+def _read_params_file(f) -> bytes:
+    """A parameters file's bytes, bounded: only a regular file (a FIFO, a device such as /dev/zero or a folder is
+    refused without opening it: reading one could wait or run for ever), at most ``MAX_PARAMS_FILE`` bytes."""
+    st = os.stat(f)
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else \
+            "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file"
+        raise ParameterError(f"{f}: {kind}; a parameters file is a regular YAML file")
+    with open(f, "rb") as fh:
+        data = fh.read(MAX_PARAMS_FILE + 1)
+    if len(data) > MAX_PARAMS_FILE:
+        raise ParameterError(f"{f}: more than {MAX_PARAMS_FILE} bytes; a parameters file is at most {MAX_PARAMS_FILE}")
+    return data
+
+
 def read_params(files: list[str] | None, overrides: dict | None = None) -> dict:
     """Merge YAML parameter files (later wins) and overrides, relative paths made absolute from the current
     directory (``preflight.absolute_paths``: the one rule); bad files raise one-line ``ParameterError``."""
     params = {}
     for f in files or []:
         try:
-            if Path(f).stat().st_size > MAX_PARAMS_FILE:
-                raise ParameterError(f"{f}: {Path(f).stat().st_size} bytes; a parameters file is at most {MAX_PARAMS_FILE}")
-            text = Path(f).read_bytes().decode("utf-8")
+            text = _read_params_file(f).decode("utf-8")
         except FileNotFoundError:
             raise ParameterError(f"{f}: parameters file not found") from None
         except UnicodeDecodeError as e:
-            line = Path(f).read_bytes()[:e.start].count(b"\n") + 1
+            line = e.object[:e.start].count(b"\n") + 1
             raise ParameterError(f"{f}: line {line}: not UTF-8 (byte 0x{e.object[e.start]:02x})") from None
         except OSError as e:
             raise ParameterError(f"{f}: cannot read the parameters file ({e.strerror})") from None
@@ -153,7 +169,10 @@ def check_params(notebook: str, params: dict, known: dict) -> None:
     """
     unknown = sorted(set(params) - set(known))
     if unknown:
-        raise ParameterError(f"{notebook} has no parameter(s) {unknown}; it accepts {sorted(known)}")
+        near = {u: difflib.get_close_matches(u, list(known), n=1, cutoff=0.6) for u in unknown}
+        hint = "; ".join(f"did you mean {near[u][0]!r} for {u!r}?" for u in unknown if near[u])
+        raise ParameterError(f"{notebook} has no parameter(s) {unknown}; " + (f"{hint} " if hint else "")
+                             + f"it accepts {sorted(known)}")
     for name, value in params.items():
         why = _too_large(value)
         if why:
@@ -422,8 +441,12 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
     had_notebook = (folder / nb.name).exists()  # a resumed run: its notebook is replaced only by a run that ends
     final = folder / nb.name
     partial = folder / f".{nb.stem}.partial.ipynb"  # papermill rewrites it as cells finish
-    cell_bar = progress and sys.stderr.isatty()  # a per-cell bar only where it can redraw in place
     echoes = Echo("stdout"), Echo("stderr")
+    cells = {}  # one line per long cell (core.progress.CellLines), no bar redrawn per cell
+    if progress:
+        lines = CellLines(sum(c.get("cell_type") == "code" for c in json.loads(nb.read_text(encoding="utf-8"))["cells"])
+                          + 1)  # + papermill's injected parameters cell
+        cells = {"on_cell_start": lines.start, "on_cell_executed": lines.complete}
     if progress:  # the kernel and the first cell's imports take seconds: say what is starting
         print(f"{nb.name}: starting the kernel; run folder {folder}", flush=True)
     env, quiet = {PROGRESS_ENV: "text"}, {}
@@ -434,8 +457,8 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
         with _kernel_env(env):
             pm.execute_notebook(
                 str(nb), str(partial), parameters=params, kernel_name="python3",
-                cwd=str(repo_root()), progress_bar=cell_bar, execution_timeout=timeout,
-                stdout_file=echoes[0], stderr_file=echoes[1], **quiet,
+                cwd=str(repo_root()), progress_bar=False, execution_timeout=timeout,
+                stdout_file=echoes[0], stderr_file=echoes[1], **quiet, **cells,
             )
     except BaseException as e:
         for echo in echoes:
@@ -443,6 +466,9 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
         kept = partial if had_notebook and partial.exists() else _publish_notebook(partial, final)
         if isinstance(e, KeyboardInterrupt) or getattr(e, "ename", None) == "KeyboardInterrupt":
             raise RunInterrupted(folder, params["run_id"]) from None
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise NotebookFailed(f"{nb.name} stopped: {e.strerror} while writing {e.filename or folder} (run folder "
+                                 f"{folder}); stored items are kept: free space, then the same command resumes") from None
         failure = notebook_failure(e, nb, kept)
         if failure is None:
             raise
@@ -472,7 +498,7 @@ def _kernel_env(env: dict):
 
 class Echo:
     """A file papermill writes the cells' stdout or stderr to as they print: whole lines go to this
-    process's stream at once, above papermill's per-cell bar (``tqdm.write``) when there is one."""
+    process's stream at once (``tqdm.write``: above any bar a library draws there)."""
 
     def __init__(self, name: str):
         self.name, self.pending = name, ""

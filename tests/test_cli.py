@@ -60,13 +60,19 @@ def test_list_benchmarks_recipes_params(tmp_path):
     for name in ("seed", "seed2", "mmmu", "cmmmu"):
         assert name in bench
     assert "validation" in bench and "val" in bench
-    recipes = cli(tmp_path, "list", "recipes").stdout.splitlines()
-    assert sorted(line.split()[0] for line in recipes) == sorted(RECIPES)
-    params = cli(tmp_path, "list", "params").stdout.splitlines()
+    recipes = cli(tmp_path, "list", "recipes").stdout.splitlines()  # two lines each: what it does, then its prompt
+    assert sorted(line.split()[0] for line in recipes[::2]) == sorted(RECIPES)
+    for line, prompt in zip(recipes[::2], recipes[1::2]):
+        assert "None" not in line and "choice generate" not in line and "'" not in prompt.replace("option's", "")
+        assert prompt.split() and prompt.split()[0] == "prompt:" and "{question}" in prompt
+    params = cli(tmp_path, "list", "params").stdout.splitlines()  # the file and notebook, then the whole description
     files = sorted(ROOT.glob("params/*/*.yaml"))
-    assert len(params) == len(files)
-    for f, line in zip(files, params):
+    assert len(params) == 2 * len(files)
+    for f, line, about in zip(files, params[::2], params[1::2]):
         assert line.startswith(str(f.relative_to(ROOT))) and f"notebooks/{f.parent.name}.ipynb" in line
+        lines = f.read_text().splitlines()
+        block = lines[:next((i for i, x in enumerate(lines) if not x.startswith("#")), len(lines))]
+        assert about.strip() == " ".join(x.lstrip("#").strip() for x in block if x.lstrip("#").strip())  # not cut
 
 
 def test_list_rejects_an_unknown_list(tmp_path):

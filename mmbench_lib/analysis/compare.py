@@ -4,11 +4,15 @@ Each ``RUN`` is a run folder at any level (a run's top folder, one of its sub-ru
 (relative to the current directory) or a run id under ``outputs/``. :func:`compare_tables` returns two tables:
 
 * one row per sub-run (:func:`mmbench_lib.analysis.results.run_result`): run, model, data source (demo data,
-  full split or a subset with its n), benchmark, scope, n, accuracy and its 95% interval in % (the one rule of
-  :mod:`mmbench_lib.core.uncertainty`);
+  full split or a subset with its n), benchmark, protocol (recipe or prompt mode), scope, n, accuracy and its 95%
+  interval in % (the one rule of :mod:`mmbench_lib.core.uncertainty`); a run another process is still writing has
+  its n marked (its metrics are older than its rows);
 * one row per pair of different sub-runs of one benchmark that share scored items: n common items, both
   accuracies on them, the difference (b - a) with Newcombe's paired 95% interval, the discordant counts and
   McNemar's exact p (:func:`mmbench_lib.core.uncertainty.compare_runs`). A folder given twice is one run.
+  Two runs whose data files differ (their manifests' ``data_sha256``) or whose gold answers differ on a common item
+  are not paired: the pairs table's ``attrs["notes"]`` says why, one line each. A named folder without a finished
+  run is a one-line ``RunError``.
 """
 from __future__ import annotations
 
@@ -18,10 +22,10 @@ import pandas as pd
 
 from mmbench_lib.analysis.reader import RunError, load_run, resolve_run
 from mmbench_lib.analysis.results import data_source, run_result, sub_runs
-from mmbench_lib.core.store import SHARDS
+from mmbench_lib.core.store import SHARDS, lock_holder
 from mmbench_lib.core.uncertainty import compare_runs
 
-RUN_COLUMNS = ("run", "model", "data", "benchmark", "scope", "n", "accuracy %", "95% interval")
+RUN_COLUMNS = ("run", "model", "data", "benchmark", "protocol", "scope", "n", "accuracy %", "95% interval")
 PAIR_COLUMNS = ("benchmark", "run a", "run b", "n common", "a %", "b %", "b - a", "95% interval", "only a right",
                 "only b right", "McNemar p")
 
@@ -41,6 +45,8 @@ def compare_tables(refs) -> tuple[pd.DataFrame, pd.DataFrame]:
     for ref in refs:
         top = find_folder(ref)
         found = sub_runs(top) or [f for s in sorted((top / SHARDS).glob("*-of-*")) for f in sub_runs(s)]  # unmerged
+        if not found:
+            raise RunError(f"{ref}: no finished run (no metrics.json) in {top}")
         for f in found:
             if f.resolve() not in [x.resolve() for x, _ in folders]:
                 folders.append((f, top))
@@ -54,12 +60,17 @@ def compare_tables(refs) -> tuple[pd.DataFrame, pd.DataFrame]:
         s = r["summary"]
         interval = "n/a" if s.get("ci_low") is None else f"{_pct(s['ci_low'])}-{_pct(s['ci_high'])}"
         rows.append({"run": name, "model": str(r["model"]), "data": data_source(run), "benchmark": r["benchmark"],
-                     "scope": r["scope"], "n": s["n"], "accuracy %": _pct(s["accuracy"]), "95% interval": interval})
+                     "protocol": _protocol(r), "scope": r["scope"], "n": _n(s["n"], folder, run),
+                     "accuracy %": _pct(s["accuracy"]), "95% interval": interval})
         runs.append((name, run))
-    pairs = []
+    pairs, notes = [], []
     for i, (name_a, a) in enumerate(runs):
         for name_b, b in runs[i + 1:]:
             if a.benchmark != b.benchmark or a.protocol != b.protocol:
+                continue
+            why = unpairable(a, b)
+            if why:
+                notes.append(f"{name_a} and {name_b} not paired: {why}")
                 continue
             try:
                 c = compare_runs(a.samples.to_dict("records"), b.samples.to_dict("records"))
@@ -70,4 +81,38 @@ def compare_tables(refs) -> tuple[pd.DataFrame, pd.DataFrame]:
                           "b - a": f"{c['difference']:+.1f}", "95% interval": f"{c['low']:+.1f} to {c['high']:+.1f}",
                           "only a right": c["only_a_correct"], "only b right": c["only_b_correct"],
                           "McNemar p": f"{c['mcnemar_exact_p']:.3g}"})
-    return pd.DataFrame(rows, columns=list(RUN_COLUMNS)), pd.DataFrame(pairs, columns=list(PAIR_COLUMNS))
+    pairs = pd.DataFrame(pairs, columns=list(PAIR_COLUMNS))
+    pairs.attrs["notes"] = notes
+    return pd.DataFrame(rows, columns=list(RUN_COLUMNS)), pairs
+
+
+def _protocol(r: dict) -> str:
+    """The run's protocol with what decides its answers: a ranking run's recipe (``ranking (seed1-ppl)``), a
+    generation run's prompt mode (``generation (cot)``, from ``run_result``)."""
+    protocol, recipe = str(r["protocol"]), r.get("recipe")
+    if isinstance(recipe, str) and recipe and recipe not in protocol and not protocol.startswith("generation"):
+        return f"{protocol} ({recipe})"
+    return protocol
+
+
+def _n(n, folder: Path, run):
+    """The n of a finished run; a run being written (its lock held) shows its metrics' n and the rows stored now."""
+    holder = lock_holder(folder)
+    if holder is None:
+        return n
+    return f"{n} (being written: {len(run.samples)} rows now)"
+
+
+def unpairable(a, b) -> str | None:
+    """Why two runs of one benchmark cannot be paired item by item (``None`` when they can): a data file both
+    manifests hash with different contents, or a common item whose gold answer differs."""
+    ha, hb = a.manifest.get("data_sha256") or {}, b.manifest.get("data_sha256") or {}
+    for key in sorted(set(ha) & set(hb)):
+        if ha[key] != hb[key]:
+            return f"their {key} files differ (sha256 {str(ha[key])[:12]} vs {str(hb[key])[:12]})"
+    ga = dict(zip(a.samples["id"], a.samples["answer"]))
+    gb = dict(zip(b.samples["id"], b.samples["answer"]))
+    differ = sorted(i for i in set(ga) & set(gb) if ga[i] is not None and gb[i] is not None and str(ga[i]) != str(gb[i]))
+    if differ:
+        return f"{len(differ)} common item(s) have different gold answers, e.g. {differ[0]!r}: {ga[differ[0]]!r} vs {gb[differ[0]]!r}"
+    return None

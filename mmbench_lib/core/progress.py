@@ -228,3 +228,40 @@ def _text_bar(factory, args, kwargs):
     if factory is not auto.tqdm:  # transformers' own empty bar: its bars are disabled
         return factory(*args, **kwargs)
     return std.tqdm(*args, **{"file": sys.stdout, "mininterval": 10.0, "ascii": True, **kwargs})
+
+
+class CellLines:
+    """``mmbench run``'s progress over a notebook's cells, as lines (no bar redrawn per cell): one line when a cell
+    has run ``after`` seconds (``cell 5 of 12 running: results = runs.evaluate_baselines(...)``) and one when that
+    cell ends (``cell 5 of 12 done in 1:23``); short cells print nothing. ``start`` and ``complete`` are nbclient's
+    ``on_cell_start`` / ``on_cell_executed`` hooks (nbclient's ``on_cell_complete`` runs when a cell is sent, not
+    when it ends); ``total`` is the number of code cells."""
+
+    def __init__(self, total: int, after: float = 10.0, out=None):
+        self.total, self.after, self.out = total, after, out
+        self.k, self._timer, self._said, self._start = 0, None, False, 0.0
+
+    def start(self, cell=None, cell_index=None, **_):
+        if getattr(cell, "cell_type", "code") != "code":
+            return
+        self.k += 1
+        self._start, self._said = time.monotonic(), False
+        first = next((ln.strip() for ln in str(getattr(cell, "source", "")).splitlines()
+                      if ln.strip() and not ln.lstrip().startswith("#")), "")
+        text = f"cell {self.k} of {self.total} running" + (f": {first[:80]}" if first else "")
+        self._timer = threading.Timer(self.after, self._announce, args=(text,))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _announce(self, text: str) -> None:
+        self._said = True
+        _say(text, self.out)
+
+    def complete(self, cell=None, cell_index=None, **_):
+        if getattr(cell, "cell_type", "code") != "code":
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._said:
+            _say(f"cell {self.k} of {self.total} done in {clock(time.monotonic() - self._start)}", self.out)

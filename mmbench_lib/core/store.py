@@ -10,9 +10,11 @@ second process writing the same run is refused. Metrics are computed only from t
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import fcntl
 import json
+import math
 import os
 import socket
 import warnings
@@ -44,6 +46,30 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+def not_finite(value, where: str = "") -> str | None:
+    """The path of the first NaN or infinite float in ``value`` (``scores.sum[1]``), or ``None``: such a value has
+    no strict-JSON form, and the run store writes strict JSON only."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "value"
+    if isinstance(value, dict):
+        parts = ((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        parts = ((f"{where}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    return next((hit for name, v in parts if (hit := not_finite(v, name))), None)
+
+
+def _line(row: dict) -> str:
+    """One predictions line: strict JSON (``allow_nan=False``; the loop fails an item whose values are not finite,
+    anything else with such a value is refused naming the item and field)."""
+    try:
+        return json.dumps(row, ensure_ascii=False, default=str, allow_nan=False) + "\n"
+    except ValueError:
+        raise ValueError(f"item {row.get('id')!r}, field {not_finite(row)!r}: a value that is not finite (NaN or "
+                         f"infinity) has no place in predictions.jsonl (strict JSON)") from None
 
 
 def write_json_atomic(path: Path, obj) -> None:
@@ -83,11 +109,23 @@ def scan_jsonl(data: bytes) -> tuple[list[dict], list[tuple[int, bytes, bytes, s
     return rows, bad
 
 
+class StoreFileError(ValueError):
+    """A run store's file that is not a regular file (a folder in its place): one line naming it."""
+
+
+def _not_a_folder(*paths: Path) -> None:
+    for p in paths:
+        if p.exists() and not p.is_file():
+            raise StoreFileError(f"{p}: a {'folder' if p.is_dir() else 'special file'} where the run store keeps a file; "
+                                 f"move it away (or use another run folder)")
+
+
 def read_jsonl(path: Path) -> tuple[list[dict], list[tuple[int, str]]]:
     """Rows of a JSONL file and its bad lines as ``(line number, reason)``, each warned about; never writes."""
     path = Path(path)
     if not path.exists():
         return [], []
+    _not_a_folder(path)
     rows, bad = scan_jsonl(path.read_bytes())
     for n, _, _, reason in bad:
         warnings.warn(f"{path}: line {n} skipped: {reason}", stacklevel=2)
@@ -127,19 +165,29 @@ _HELD: dict[str, list] = {}
 
 def _acquire(lock_path: Path, run_dir: Path) -> str:
     """Take the run's exclusive lock (shared by the RunStores of this process); the holder's pid,
-    host and time are written in the lock file. A lock held by another process: RunLockedError."""
+    host and time are written in the lock file. A lock held by another process: RunLockedError.
+    The holder removes the file when it lets go (:func:`_release`), so a lock taken on a file that was
+    removed meanwhile is taken again on the file now at the path."""
     key = str(lock_path.resolve())
     if key in _HELD:
         _HELD[key][1] += 1
         return key
-    fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.pread(fd, 512, 0).decode("utf-8", "replace").strip() or "unknown holder"
-        os.close(fd)
-        raise RunLockedError(f"{run_dir} is being written by another process ({holder}); wait for it to end "
-                             f"or use another run id") from None
+    while True:
+        fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 512, 0).decode("utf-8", "replace").strip() or "unknown holder"
+            os.close(fd)
+            raise RunLockedError(f"{run_dir} is being written by another process ({holder}); wait for it to end "
+                                 f"or use another run id") from None
+        try:
+            same = os.stat(key).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder before us removed this file as it let go: lock the one at the path now
     os.ftruncate(fd, 0)
     stamp = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     os.pwrite(fd, f"pid {os.getpid()} on host {socket.gethostname()} since {stamp}\n".encode(), 0)
@@ -148,6 +196,8 @@ def _acquire(lock_path: Path, run_dir: Path) -> str:
 
 
 def _release(key: str) -> None:
+    """Let go of the lock; the last user in this process removes the lock file first (no ``run.lock`` is
+    left behind by a run that ended)."""
     held = _HELD.get(key)
     if held is None:
         return
@@ -155,9 +205,28 @@ def _release(key: str) -> None:
     if held[1] <= 0:
         del _HELD[key]
         try:
+            with contextlib.suppress(OSError):
+                os.unlink(key)
             fcntl.flock(held[0], fcntl.LOCK_UN)
         finally:
             os.close(held[0])
+
+
+def lock_holder(run_dir: str | os.PathLike) -> str | None:
+    """Who holds a lock of ``run_dir`` (``run.lock`` or a shard's), as its lock file says, or ``None`` when no
+    process is writing it (readers use it to mark a run whose metrics are older than its rows)."""
+    for path in sorted(Path(run_dir).glob("run*.lock")):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return os.pread(fd, 512, 0).decode("utf-8", "replace").strip() or "unknown holder"
+        finally:
+            os.close(fd)
+    return None
 
 
 class RunStore:
@@ -175,6 +244,7 @@ class RunStore:
         self.manifest_path = store_file(self.dir, MANIFEST, shard)
         self.lock_path = store_file(self.dir, "run.lock", shard)
         self._finalizer = None
+        _not_a_folder(self.predictions_path, self.manifest_path, self.lock_path, store_file(self.dir, METRICS, shard))
         if readonly:
             rows, _ = read_jsonl(self.predictions_path)
         else:
@@ -242,9 +312,9 @@ class RunStore:
         self._writable()
         if not rows:
             return
+        text = "".join(_line(r) for r in rows)  # all or nothing: a value JSON cannot hold raises before writing
         with open(self.predictions_path, "a", encoding="utf-8") as f:
-            for r in rows:
-                f.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         for r in rows:
@@ -254,7 +324,7 @@ class RunStore:
         """Forget rows (e.g. failed items to retry) by rewriting the file without them."""
         self._writable()
         keep = [r for r in self._rows.values() if r["id"] not in ids]
-        write_text_atomic(self.predictions_path, "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in keep))
+        write_text_atomic(self.predictions_path, "".join(_line(r) for r in keep))
         self._rows = {r["id"]: r for r in keep}
 
     def manifest(self) -> dict:

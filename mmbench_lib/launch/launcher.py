@@ -15,6 +15,9 @@ shard through submitit, then the merge.
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 import time
 from pathlib import Path
 
@@ -30,8 +33,8 @@ from mmbench_lib.launch.progress import ProgressLine, ShardCounter
 from mmbench_lib.pipeline.runs import make_run_id, run_dir
 from mmbench_lib.core.paths import check_outputs_root, run_folder
 from mmbench_lib.core.store import PREDICTIONS, shard_dir
-from mmbench_lib.runner import (check_param_values, check_params, check_resume, notebook_parameters, read_params,
-                                run_notebook)
+from mmbench_lib.runner import (RunInterrupted, check_param_values, check_params, check_resume, notebook_parameters,
+                                read_params, run_notebook)
 
 SHARD_PARAMS = ("shard_index", "num_shards", "merge_shards")
 
@@ -110,7 +113,9 @@ class _Shards:
         self.jobs, self.attempts, self.states, self.errors = {}, {}, {}, {}
 
     def submit(self, k: int) -> None:
-        job = self.executors[k].submit(ShardJob(str(self.nb), self.params, self.params["run_id"], k, self.n, self.timeout))
+        with _output_to(self.folders[k] / "submitit" / "controller.log", self.options.launcher == "local"):
+            job = self.executors[k].submit(ShardJob(str(self.nb), self.params, self.params["run_id"], k, self.n,
+                                                    self.timeout))
         if self.options.launcher == "local":
             job._results_timeout_s = 2  # submitit waits 15 s for a slow cluster file system; none here
         self.jobs[k], self.states[k] = job, "running"
@@ -154,10 +159,44 @@ class _Shards:
                 return
             time.sleep(self.options.poll_s)
 
-    def cancel(self) -> None:
-        for k, job in self.jobs.items():
-            if self.states.get(k) == "running":
-                job.cancel(check=False)
+    def cancel(self, grace_s: float = 5.0) -> None:
+        """Cancel the running shards. A terminal's Ctrl-C reached the local controllers too and they are stopping
+        their shards: they get ``grace_s`` to end before a cancel (a second SIGINT would cut their clean-up)."""
+        running = [k for k in self.jobs if self.states.get(k) == "running"]
+        if self.options.launcher == "local":
+            deadline = time.monotonic() + grace_s
+            try:
+                while time.monotonic() < deadline and not all(self.jobs[k].done() for k in running):
+                    time.sleep(0.2)
+            except KeyboardInterrupt:  # Ctrl-C again: cancel now
+                pass
+        for k in running:
+            if not self.jobs[k].done():
+                self.jobs[k].cancel(check=False)
+
+
+@contextlib.contextmanager
+def _output_to(path: Path, redirect: bool = True):
+    """While a local shard's controller process starts, this process's stdout and stderr point at ``path``: the
+    controller inherits them, so what it prints (a ``KeyboardInterrupt`` traceback when Ctrl-C reaches it with
+    this process) goes to the shard's log, not over the terminal."""
+    if not redirect:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (log, *saved):
+            os.close(fd)
 
 
 def launch_shards(notebook, param_files: list[str] | None = None, overrides: dict | None = None,
@@ -176,10 +215,9 @@ def launch_shards(notebook, param_files: list[str] | None = None, overrides: dic
     try:
         shards.start()
         shards.wait()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # one line in the command (the shards cancelled, the run id to resume with)
         shards.cancel()
-        out("interrupted: the running shards were cancelled; the same command resumes each from its store")
-        raise
+        raise RunInterrupted(run_folder(check_outputs_root(), params["run_id"]), params["run_id"]) from None
     if shards.errors:
         k, why = sorted(shards.errors.items())[0]
         raise LaunchError(f"shard {k}-of-{num_shards} failed ({shards.attempts[k]} attempt(s)), not merged: {why}; "

@@ -77,20 +77,28 @@ def _clock(seconds: float) -> str:
     return f"{m // 60}:{m % 60:02d}:{s:02d}"
 
 
+#: seconds between two progress lines when nothing changed (a shard's kernel start and model load print nothing)
+HEARTBEAT_S = 30.0
+
+
 class ProgressLine:
-    """One line over all shards, printed when something changed: ``[0:01:12] 0-of-2 8/18 running ...``."""
+    """One line over all shards, printed when something changed, and every ``HEARTBEAT_S`` seconds while nothing
+    does: ``[0:01:12] 0-of-2 8/18 running ...``; a shard that has not yet listed its items (its kernel starts, its
+    model loads) shows ``starting``."""
 
     def __init__(self, counters: dict[int, ShardCounter], num_shards: int, out):
         self.counters, self.n, self.out = counters, num_shards, out
-        self.start, self.last = time.monotonic(), None
+        self.start, self.last, self.printed = time.monotonic(), None, None
 
     def update(self, states: dict[int, str], attempts: dict[int, int]) -> None:
         parts = []
         for k, counter in sorted(self.counters.items()):
             total = counter.total()
+            state = "starting (kernel, model)" if total is None and states[k] == "running" else states[k]
             retry = f" (attempt {attempts[k]})" if attempts.get(k, 1) > 1 else ""
-            parts.append(f"{k}-of-{self.n} {counter.done()}/{total if total is not None else '?'} {states[k]}{retry}")
+            parts.append(f"{k}-of-{self.n} {counter.done()}/{total if total is not None else '?'} {state}{retry}")
         line = " | ".join(parts)
-        if line != self.last:
-            self.last = line
-            self.out(f"[{_clock(time.monotonic() - self.start)}] shards {line}")
+        now = time.monotonic()
+        if line != self.last or now - self.printed >= HEARTBEAT_S:
+            self.last, self.printed = line, now
+            self.out(f"[{_clock(now - self.start)}] shards {line}")

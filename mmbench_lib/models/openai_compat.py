@@ -22,6 +22,7 @@ import base64
 import http.client
 import io
 import json
+import math
 import os
 import re
 import socket
@@ -37,7 +38,8 @@ RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
 
 class EndpointError(RuntimeError):
-    pass
+    """A request that failed for one item (the run marks that item and goes on: no traceback)."""
+    item_failure = True
 
 
 _SECRET_PATTERNS = (
@@ -76,6 +78,51 @@ def content_parts(prompt: str, images) -> list[dict]:
 
 
 SERVERS = ("auto", "vllm", "sglang", "other")
+#: the client's options and what each accepts (``check_options``); ``vllm:``'s server options are its own
+_WHOLE = {"concurrency": 1, "max_retries": 0}
+_SECONDS = ("timeout", "backoff", "max_backoff", "max_retry_after")
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_options(opts: dict) -> str | None:
+    """The first problem of endpoint options (``base_url``, ``concurrency``, ``max_retries``, ``timeout``, ...) as one
+    line naming the option, or ``None``: the one check of the client's options, called by the pre-run check and by
+    the client itself. Options it does not know (``vllm:``'s server options) are left to their owner."""
+    url = opts.get("base_url")
+    if url not in (None, ""):
+        parts = urllib.parse.urlsplit(url) if isinstance(url, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            return f"base_url: an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1, got {url!r}"
+        try:
+            parts.port
+        except ValueError:
+            return f"base_url: {url!r} has a port that is not a number from 0 to 65535"
+    for name, low in _WHOLE.items():
+        v = opts.get(name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < low):
+            return f"{name}: a whole number >= {low}, got {v!r}"
+    for name in _SECONDS:
+        v = opts.get(name)
+        if v is not None and (not _number(v) or v < 0 or (name == "timeout" and v == 0)):
+            return f"{name}: a number of seconds {'> 0' if name == 'timeout' else '>= 0'}, got {v!r}"
+    if opts.get("server") is not None and opts["server"] not in SERVERS:
+        return f"server: one of {', '.join(SERVERS)}, got {opts['server']!r}"
+    for name in ("api_key_env", "tokenizer"):
+        v = opts.get(name)
+        if v is not None and (not isinstance(v, str) or not v):
+            return f"{name}: a non-empty name, got {v!r}"
+    extra = opts.get("extra_body")
+    if extra is not None:
+        if not isinstance(extra, dict):
+            return f"extra_body: a mapping of request fields to values, got {extra!r}"
+        clash = sorted(set(extra) & OWN_FIELDS)
+        if clash:
+            return f"extra_body: {clash} are set by the suite (greedy decoding, the prompt); remove them"
+    return None
+
 #: request fields the suite sets itself; ``extra_body`` cannot override them
 OWN_FIELDS = {"model", "messages", "prompt", "temperature", "max_tokens", "prompt_logprobs", "return_token_ids", "n",
               "stream", "echo", "logprobs"}
@@ -92,14 +139,13 @@ class OpenAICompatible:
         base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         if not base_url:
             raise ValueError("an OpenAI-compatible endpoint needs base_url (or OPENAI_BASE_URL), e.g. http://127.0.0.1:8000/v1")
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise ValueError(f"concurrency: a whole number of requests in flight >= 1, got {concurrency!r}")
-        if server not in SERVERS:
-            raise ValueError(f"server: one of {SERVERS}, got {server!r}")
+        why = check_options({"base_url": base_url, "api_key_env": api_key_env, "concurrency": concurrency,
+                             "max_retries": max_retries, "timeout": timeout, "backoff": backoff, "max_backoff": max_backoff,
+                             "max_retry_after": max_retry_after, "extra_body": extra_body, "server": server,
+                             "tokenizer": tokenizer})
+        if why:
+            raise ValueError(why)
         extra_body = dict(extra_body or {})
-        clash = sorted(set(extra_body) & OWN_FIELDS)
-        if clash:
-            raise ValueError(f"extra_body: {clash} are set by the suite (greedy decoding, the prompt); remove them")
         self.model, self.base_url = model, base_url.rstrip("/")
         self.api_key_env = api_key_env
         self.concurrency, self.max_retries, self.timeout = concurrency, max_retries, timeout
@@ -172,8 +218,8 @@ class OpenAICompatible:
         data = self._post("/completions", vllm_requests.ranking_body(self.model, prefix, conts, self.extra_body))
         try:
             return vllm_requests.scores_from(data, prefix, conts, f"{self.base_url} item {r.id!r}")
-        except (KeyError, TypeError, ValueError) as e:
-            raise EndpointError(self._redact(str(e))) from None
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+            raise EndpointError(self._redact(f"{type(e).__name__}: {e}" if isinstance(e, KeyError) else str(e))) from None
 
     def generate(self, requests: list[GenerateRequest]) -> list[Generation]:
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
@@ -186,14 +232,10 @@ class OpenAICompatible:
         if key in self._failures:  # asked max_retries + 1 times already in this run
             raise EndpointError(self._failures[key])
         try:
-            data, choice, gen = self._ask(r)
+            _data, _choice, gen = self._ask(r)
         except EndpointError as e:
             self._failures[key] = str(e)
             raise
-        except (KeyError, IndexError, TypeError, AttributeError):
-            msg = self._redact(f"unexpected response for {r.id!r}: {json.dumps(data)[:300]}")
-            self._failures[key] = msg
-            raise EndpointError(msg) from None
         self._answers[key] = gen
         return gen
 
@@ -202,11 +244,23 @@ class OpenAICompatible:
         body = {**self.extra_body, "model": self.model, "temperature": 0, "max_tokens": r.max_new_tokens,
                 "messages": [{"role": "user", "content": content_parts(r.prompt, r.images)}]}
         data = self._post("/chat/completions", body)
-        choice = data["choices"][0]
-        text = choice["message"]["content"] or ""
-        usage = data.get("usage") or {}
-        return data, choice, Generation(text=text.strip(), num_tokens=int(usage.get("completion_tokens") or 0),
-                                        hit_limit=choice.get("finish_reason") == "length")
+        try:
+            choice = data["choices"][0]
+            text = choice["message"]["content"]
+            if text is not None and not isinstance(text, str):
+                raise TypeError("content is not text")
+            usage = data.get("usage") or {}
+            gen = Generation(text=(text or "").strip(), num_tokens=int(usage.get("completion_tokens") or 0),
+                             hit_limit=choice.get("finish_reason") == "length")
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
+            raise self.malformed(r.id, data, e) from None
+        return data, choice, gen
+
+    def malformed(self, item_id, data, error) -> EndpointError:
+        """The one-line failure of an answer that is JSON but not a chat completion (no ``choices[0].message.content``)."""
+        shown = json.dumps(data, default=str)[:300]
+        return EndpointError(self._redact(f"{self.base_url}: unexpected answer for item {item_id!r} "
+                                          f"({type(error).__name__}: {error}): {shown}"))
 
     def _redact(self, text: str) -> str:
         return redact(text, [os.environ.get(self.api_key_env) or ""])
@@ -292,7 +346,7 @@ class OpenAICompatible:
                 "tokenizer": self.tokenizer_path}
 
 
-@register_model("openai", endpoint=True, needs_target=True, can_rank=False)
+@register_model("openai", endpoint=True, needs_target=True, can_rank=False, served_name=True)
 def load_openai(target, **endpoint):
     """``openai:<served model name>``: an OpenAI-compatible endpoint (generation; ranking when it is vLLM)."""
     return OpenAICompatible(target, **endpoint)

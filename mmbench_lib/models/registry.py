@@ -24,23 +24,25 @@ class Family:
     needs_target: bool  # the spec must name something after the ":" (a hub id, a served model)
     can_rank: bool = True  # gives log-likelihoods of given continuations (the ranking protocol needs them)
     settings: tuple = ()  # an endpoint family's local settings from load_adapter (dtype, revision, ...)
+    served_name: bool = False  # the target is a name the server knows, never a local path (openai:<name>)
 
 
 MODEL_REGISTRY: dict[str, Family] = {}
 
 
 def register_model(*prefixes: str, endpoint: bool = False, needs_target: bool = False, can_rank: bool = True,
-                   settings: tuple = ()):
+                   settings: tuple = (), served_name: bool = False):
     """Decorator registering ``loader(target, **options)`` under each of ``prefixes``. ``can_rank=False``:
     its adapters cannot score given continuations (a chat endpoint without prompt log-probabilities),
     so ranking recipes refuse it before the run (:func:`rank_problem`) unless its server is declared as
     one that returns prompt log-probabilities (``endpoint={"server": "vllm"}``). ``settings``: an endpoint
-    family's local settings from ``load_adapter`` (dtype, revision, ...)."""
+    family's local settings from ``load_adapter`` (dtype, revision, ...). ``served_name``: the target is sent to
+    a server as given and never read as a path."""
     def decorate(loader):
         for p in prefixes:
             if p in MODEL_REGISTRY and MODEL_REGISTRY[p].loader is not loader:
                 raise ValueError(f"model prefix {p!r} is already registered by {MODEL_REGISTRY[p].loader.__qualname__}")
-            MODEL_REGISTRY[p] = Family(p, loader, endpoint, needs_target, can_rank, tuple(settings))
+            MODEL_REGISTRY[p] = Family(p, loader, endpoint, needs_target, can_rank, tuple(settings), served_name)
         return loader
     return decorate
 
@@ -61,6 +63,12 @@ def check_spec(spec: str) -> Family:
     if family.needs_target and not target:
         raise ValueError(f"model spec {spec!r} needs a name after the colon, e.g. {prefix}:<hub id or path>")
     return family
+
+
+def is_served_name(prefix: str) -> bool:
+    """Whether a spec of ``prefix`` names its model on a server (``openai:<served model name>``): never a path."""
+    family = MODEL_REGISTRY.get(prefix)
+    return bool(family and family.served_name)
 
 
 def rank_problem(spec: str, endpoint: dict | None = None) -> str | None:

@@ -70,12 +70,18 @@ class VLLMAdapter(OpenAICompatible):
         if self.sees_images:
             return super()._ask(r)
         data, new = self._completion(r)
-        return data, data["choices"][0], self._prompts.finish(r, new)
+        try:
+            return data, data["choices"][0], self._prompts.finish(r, new)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
+            raise self.malformed(r.id, data, e) from None
 
     def _completion(self, r: GenerateRequest) -> tuple[dict, list[int]]:
         ids = self._prompts.prefix_ids(r.prompt, r.chat)
         data = self._post("/completions", vllm_requests.generation_body(self.model, ids, r.max_new_tokens, self.extra_body))
-        return data, vllm_requests.generated_ids(data, f"{self.name} item {r.id!r}")[0]
+        try:
+            return data, vllm_requests.generated_ids(data, f"{self.name} item {r.id!r}")[0]
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
+            raise self.malformed(r.id, data, e) from None
 
     def generate_ids(self, requests: list[GenerateRequest]) -> list[list[int]]:
         """The new token ids of each request (text-only models), as ``DecoderOnlyAdapter.generate_ids`` gives them."""

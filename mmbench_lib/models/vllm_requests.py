@@ -13,7 +13,15 @@ the generation prompt, no added special tokens; plain text with them), done by t
 """
 from __future__ import annotations
 
+import math
+
 from mmbench_lib.core.requests import IMAGE, ChoiceScore
+
+#: How far above 0 a served log-probability may be and still be read as 0: vLLM's sampler computes
+#: ``logits - logsumexp(logits)`` in fp32, whose rounding can leave a token that takes all the mass a few ulps
+#: above 0. One fp32 ulp at 4096 (logits or their logsumexp of that size) is 2**-11 = 4.9e-4; two ulps: 1e-3.
+#: Anything larger, or not finite (NaN, inf), is not a log-probability and fails the item.
+LOGPROB_TOLERANCE = 1e-3
 
 
 class LocalPrompts:
@@ -85,7 +93,14 @@ def continuation_logprobs(choice: dict, ids: list[int], start: int, where: str) 
         hit = entry.get(str(ids[j]))
         if hit is None:
             raise ValueError(f"{where}: prompt_logprobs at position {j} has no entry for token {ids[j]}")
-        out.append(float(hit["logprob"] if isinstance(hit, dict) else hit))
+        value = hit["logprob"] if isinstance(hit, dict) else hit
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{where}: prompt_logprobs at position {j} is {value!r}, not a number")
+        if not math.isfinite(value) or value > LOGPROB_TOLERANCE:
+            raise ValueError(f"{where}: prompt_logprobs at position {j} is {value!r}: a log-probability is finite "
+                             f"and <= 0 (tolerance {LOGPROB_TOLERANCE:g} for fp32 rounding); the server's answer "
+                             f"cannot be ranked")
+        out.append(float(value))
     return out
 
 

@@ -36,6 +36,7 @@ from collections import Counter, OrderedDict
 
 from mmbench_lib.core import manifest
 from mmbench_lib.core.items import Item
+from mmbench_lib.core.paths import safe_name
 from mmbench_lib.core.datasource import data_revision, describe as describe_data
 from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.media import check_media, load_visual_inputs
@@ -255,8 +256,10 @@ def score_run(items: list[Item], store: RunStore, use_random: bool = True, write
 # --------------------------------------------------------------------------------------------- runs
 
 def label_for(model: str, baseline: str) -> str:
-    """Short run label: ``random``, ``frequent``, the model name, or ``<model>+ocr``."""
+    """Short run label: ``random``, ``frequent``, the model name, or ``<model>+ocr``; also the sub-run's folder
+    name, so it is one safe file name (``core.paths.safe_name``): a spec such as ``openai:..`` never becomes a path."""
     name = model.split(":", 1)[-1].rstrip("/").split("/")[-1] if isinstance(model, str) else getattr(model, "name", "model")
+    name = safe_name(name)
     return {"random": "random", "frequent": "frequent", "ocr": f"{name}+ocr"}.get(baseline, name)
 
 

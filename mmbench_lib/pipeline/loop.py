@@ -24,7 +24,7 @@ import traceback
 from mmbench_lib.core.items import Item
 from mmbench_lib.core.media import MediaError
 from mmbench_lib.core.progress import Progress
-from mmbench_lib.core.store import RunStore
+from mmbench_lib.core.store import RunStore, not_finite
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,10 @@ def run_loop(items: list[Item], protocol, store: RunStore, batch_size: int = 8, 
                 pairs.append((it, got))
         for (it, req), result in zip(pairs, bisect_call(protocol.call, pairs)):
             rows[it.id] = protocol.failed(it, result.error) if isinstance(result, Failed) else protocol.finish(it, req, result)
+        for it in batch:  # predictions.jsonl is strict JSON: a NaN or infinite score fails its item
+            bad = not_finite(rows[it.id])
+            if bad:
+                rows[it.id] = protocol.failed(it, f"the model gave a value that is not finite ({bad})")
         store.append([rows[it.id] for it in batch])
         bar.update(len(batch), failed=sum(rows[it.id].get("status") == "failed" for it in batch))
     bar.close()
@@ -89,9 +93,12 @@ def bisect_call(call, pairs: list) -> list:
         return []
     try:
         results = list(call(pairs))
-    except Exception:  # noqa: BLE001 - any model error is isolated to its item
+    except Exception as e:  # noqa: BLE001 - any model error is isolated to its item
         if len(pairs) == 1:
-            log.warning("item %s failed:\n%s", pairs[0][0].id, traceback.format_exc())
+            if getattr(e, "item_failure", False):  # an expected per-item failure (an endpoint's answer): one line
+                log.warning("item %s failed: %s", pairs[0][0].id, e)
+            else:
+                log.warning("item %s failed:\n%s", pairs[0][0].id, traceback.format_exc())
             return [Failed(f"model call failed: {traceback.format_exc(limit=2).strip().splitlines()[-1]}")]
         mid = len(pairs) // 2
         return bisect_call(call, pairs[:mid]) + bisect_call(call, pairs[mid:])

@@ -26,7 +26,8 @@ from mmbench_lib.core.manifest import resolve
 from mmbench_lib.core.paths import find_run, outputs_root
 from mmbench_lib.models import embedded
 from mmbench_lib.models.placement import device_map_problem, max_memory_problem
-from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, rank_problem, split_spec
+from mmbench_lib.models import openai_compat
+from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, is_served_name, rank_problem, split_spec
 from mmbench_lib.pipeline.baselines import BASELINES, refusal
 from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES, ENDPOINT_KEYS
 from mmbench_lib.core.items import DataError
@@ -241,14 +242,15 @@ def check_placement(values: dict) -> None:
         raise BadValue("trust_remote_code", f"use True or False, got {values['trust_remote_code']!r}")
 
 
-def check_can_rank(spec, benchmark, recipe) -> None:
+def check_can_rank(spec, benchmark, recipe, engine_options=None) -> None:
     """A ranking benchmark with a ranking recipe needs a model that gives log-likelihoods (the model
-    registry's ``can_rank``); ``BadValue`` naming the model otherwise."""
+    registry's ``can_rank``, or an endpoint declared vLLM in ``engine_options``); ``BadValue`` naming the model
+    otherwise."""
     if not isinstance(spec, str) or not is_task(benchmark) or get_task(benchmark).protocol != "ranking":
         return
     if isinstance(recipe, str) and recipe in RECIPES and RECIPES[recipe].generates:
         return
-    why = rank_problem(spec)
+    why = rank_problem(spec, engine_options if isinstance(engine_options, dict) else None)
     if why:
         raise BadValue("model", why)
 
@@ -264,6 +266,24 @@ def check_engine_options(options, spec) -> None:
         raise BadValue("engine_options", f"unknown option(s) {unknown}; known: {', '.join(sorted(ENDPOINT_KEYS))}")
     if not (isinstance(spec, str) and spec.startswith(("openai:", "vllm:"))):
         raise BadValue("engine_options", f"options of a served engine apply to vllm:<model> and openai:<model>, not {spec!r}")
+
+
+#: notebook parameters that are endpoint options under another name (notebook 20's ``endpoint_url``, ...)
+ENDPOINT_PARAMS = {"endpoint_url": "base_url", "concurrency": "concurrency", "api_key_env": "api_key_env"}
+
+
+def check_endpoint(values: dict) -> None:
+    """A served model's endpoint options (``engine_options`` and ``endpoint_url`` / ``concurrency`` /
+    ``api_key_env``) through the client's one check, ``openai_compat.check_options``; ``BadValue`` naming the
+    parameter."""
+    if not (isinstance(values.get("model"), str) and values["model"].startswith(("openai:", "vllm:"))):
+        return
+    given = {k: values[p] for p, k in ENDPOINT_PARAMS.items() if values.get(p) not in (None, "")}
+    opts = {**(values.get("engine_options") if isinstance(values.get("engine_options"), dict) else {}), **given}
+    why = openai_compat.check_options(opts)
+    if why:
+        name = why.partition(":")[0]
+        raise BadValue(next((p for p, k in ENDPOINT_PARAMS.items() if k == name and k in given), "engine_options"), why)
 
 
 def check_order_matters(benchmark, recipe, permutations) -> None:
@@ -294,11 +314,12 @@ def check_values(values: dict, protocol: str | None = None) -> None:
         raise BadValue("chat_template_kwargs", why)
     if "model" in values and _uses_model(values):
         check_model(values["model"], values.get("revision") or None)
-        check_can_rank(values["model"], benchmark, values.get("recipe"))
+        check_can_rank(values["model"], benchmark, values.get("recipe"), values.get("engine_options"))
     for spec in values.get("models") or []:
         check_model(spec, values.get("revision") or None, name="models")
     if "engine_options" in values:
         check_engine_options(values["engine_options"], values.get("model"))
+    check_endpoint(values)
     if benchmark is not None:
         why = is_task(benchmark) and values.get("baseline") in BASELINES and refusal(benchmark, values["baseline"])
         if why:
@@ -352,10 +373,13 @@ def _absolute(value: str, cwd: Path) -> str:
 
 
 def _absolute_spec(spec, cwd: Path):
-    """A model spec whose target is a local folder (it exists from ``cwd`` or looks like a path) made absolute."""
+    """A model spec whose target is a local folder (it exists from ``cwd`` or looks like a path) made absolute; a
+    served model name (``openai:<name>``) is the server's name and is sent as given."""
     if not isinstance(spec, str) or ":" not in spec:
         return spec
     prefix, target = spec.split(":", 1)
+    if is_served_name(prefix):
+        return spec
     if target and not Path(target).is_absolute() and (_looks_like_path(target) or (cwd / target).exists()):
         return f"{prefix}:{_absolute(target, cwd)}"
     return spec

@@ -188,16 +188,37 @@ __all__ = ["RunConfig", "evaluate", "evaluate_ranking", "evaluate_generation", "
 PAPER_BASELINES = ("random", "frequent", "none", "ocr")
 
 
+#: the model last loaded by :func:`shared_adapter` in this process: {load key: adapter}, one entry at most
+_LOADED: dict[str, object] = {}
+
+
+def shared_adapter(config: RunConfig):
+    """The config's model (``load_adapter(model, **adapter_options())``), loaded once per process for one spec and
+    one set of load options: a notebook that runs several settings on one model (notebook 21's three settings x two
+    prompts, notebook 50's two benchmarks) loads it once. Only the last model is kept (a different one replaces it,
+    so memory holds one)."""
+    return load_shared(config.model, config.adapter_options())
+
+
+def load_shared(spec: str, options: dict):
+    """:func:`shared_adapter` for a spec and its ``load_adapter`` options."""
+    key = json.dumps([spec, options], sort_keys=True, default=str)
+    if key not in _LOADED:
+        _LOADED.clear()
+        _LOADED[key] = load_adapter(spec, **options)
+    return _LOADED[key]
+
+
 def evaluate_baselines(config: RunConfig, baselines=PAPER_BASELINES) -> dict[str, dict]:
     """``config`` once per baseline, each in ``config.out_dir/<label>`` (``random``, ``frequent``, the
-    model's name, ``<model>+ocr``), the model loaded once and shared; a baseline whose OCR engine is
+    model's name, ``<model>+ocr``), the model loaded once and shared (:func:`shared_adapter`); a baseline whose OCR engine is
     not installed, or that the task refuses (``baselines.refusal``: Frequent Choice without a validation
     split), is skipped with the reason printed. Returns the metrics by label."""
     for b in [b for b in baselines if refusal(config.benchmark, b)]:
         print(f"skipped {label_for(config.model, b)}: {refusal(config.benchmark, b)}")
     baselines = [b for b in baselines if not refusal(config.benchmark, b)]
     needs_model = [b for b in baselines if b in ("none", "ocr")]
-    llm = load_adapter(config.model, **config.adapter_options()) if needs_model else None
+    llm = shared_adapter(config) if needs_model else None
     results = {}
     for b in baselines:
         label = label_for(config.model, b)

@@ -104,6 +104,39 @@ def recorded_benchmark(run_dir) -> str | None:
     return None
 
 
+def check_shard(mpath, idx, n, ids) -> None:
+    """A shard manifest's number and items as :func:`select` makes them: ``0 <= index < count``, and every item id
+    in the shard its id hashes to (a shard numbered 2-of-2, or one listing another shard's or made-up items, is
+    refused naming the file)."""
+    whole = all(isinstance(v, int) and not isinstance(v, bool) for v in (idx, n))
+    if not whole or n < 1 or not 0 <= idx < n:
+        raise ValueError(f"{mpath}: shard {idx!r} of {n!r} does not exist (shards are numbered 0 to count - 1)")
+    if not isinstance(ids, list):
+        raise ValueError(f"{mpath}: shard item_ids is not a list")
+    stray = [i for i in ids if shard_of(i, n) != idx]
+    if stray:
+        raise ValueError(f"{mpath}: {len(stray)} item(s) listed in shard {idx} of {n} belong to another shard by "
+                         f"their id (e.g. {stray[0]!r} is shard {shard_of(stray[0], n)}): not this split's shard")
+
+
+def rescore(rows: dict) -> int:
+    """Each answered ranking row's ``correct`` (and ``text_correct``) recomputed from its prediction and answer, as
+    the run scores them (``pipeline.ranking``); returns how many flags changed. A merge never counts a flag it did
+    not check."""
+    changed = 0
+    for r in rows.values():
+        if r.get("status", "ok") != "ok" or "answer" not in r:
+            continue
+        if "text_prediction" in r:
+            text_ok = r["text_prediction"] is not None and r["text_prediction"] == r["answer"]
+            changed += r.get("text_correct") != text_ok
+            r["text_correct"] = text_ok
+        ok = r.get("prediction") is not None and r.get("prediction") == r["answer"]
+        changed += r.get("correct") != ok
+        r["correct"] = ok
+    return changed
+
+
 def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> dict:
     """Merge the shard files found in ``run_dirs`` (and their ``shards/*/`` folders) into ``out_dir``:
     every shard 0..N-1 present, every expected item present exactly once (else ValueError naming what
@@ -126,6 +159,7 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
                 ids = m["shard"]["item_ids"]
             except (OSError, ValueError, KeyError, TypeError) as e:
                 raise ValueError(f"{mpath}: not a shard manifest ({type(e).__name__}: {e})") from None
+            check_shard(mpath, idx, n, ids)
             if (idx, n) in shards:
                 raise ValueError(f"shard {idx} of {n} appears twice: {shards[(idx, n)]} and {mpath}")
             shards[(idx, n)] = mpath
@@ -160,6 +194,7 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
     extra = sorted(set(rows_by_id) - expected)
     if extra:
         raise ValueError(f"{len(extra)} scored item(s) belong to no shard's item list, e.g. {extra[:5]}")
+    rescored = 0 if score is not None else rescore(rows_by_id)  # generation: score() parses and scores them all
     held_manifest = out / "manifest.json"
     if held_manifest.is_file():
         try:
@@ -179,12 +214,13 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
         raise ValueError(f"{out_dir} already holds predictions that are not these shards' rows; merge into an empty folder")
     store.append([r for i, r in rows_by_id.items() if i not in held])
     first = json.loads(shards[(0, n)].read_text(encoding="utf-8"))
-    store.update_manifest(**{k: v for k, v in first.items() if k != "shard"},
-                          merged_from=[str(p) for p in shards.values()], num_shards=n)
+    store.update_manifest(**{k: v for k, v in first.items() if k not in ("shard", "n_items")},
+                          merged_from=[str(p) for p in shards.values()], num_shards=n, n_items=len(rows_by_id))
     if score is not None:
         metrics = score(store)
         write_json_atomic(Path(out_dir) / "merge.json", {"shards": n, "items": len(rows_by_id)})
         return metrics
+    metrics_note = {"rescored": rescored} if rescored else {}
     metrics = summarize(store.rows(), get_task(benchmark).groups)
     counted = set(metrics)
     metrics.update(benchmark=benchmark, model=first.get("model", {}).get("name"),
@@ -196,6 +232,7 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
         metrics.update({k: v for k, v in json.loads(shard_metrics.read_text(encoding="utf-8")).items() if k not in counted})
     if "data" in metrics:  # a shard is "a subset"; the merged run is what one process would have scored
         metrics["data"] = describe_data(first.get("config") or {"data": first.get("data") or {}}, len(rows_by_id))
+    metrics.update(metrics_note)
     store.write_metrics(metrics)
-    write_json_atomic(Path(out_dir) / "merge.json", {"shards": n, "items": len(rows_by_id)})
+    write_json_atomic(Path(out_dir) / "merge.json", {"shards": n, "items": len(rows_by_id), **metrics_note})
     return metrics

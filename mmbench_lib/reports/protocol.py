@@ -45,7 +45,6 @@ from mmbench_lib.analysis.plots import display_name, model_name
 from mmbench_lib.core.metrics import ci_fractions, entry
 from mmbench_lib.core.requests import ChoiceScore
 from mmbench_lib.core.uncertainty import compare_runs
-from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline import rescoring
 from mmbench_lib.pipeline import runs as runs_mod
 from mmbench_lib.pipeline.config import RunConfig
@@ -68,14 +67,15 @@ MODE_PROTOCOLS = {t.name: {k: mode_protocol(m) for k, m in t.prompt_modes.items(
 # ------------------------------------------------------------------------------ runs: reuse or make
 
 class _SharedModel:
-    """The model adapter, loaded once on first use and shared by every run the report makes."""
+    """The model adapter, loaded on first use and shared by every run the report makes, and by the notebook's
+    other reports on the same model (``runs.load_shared``: notebook 50's ranking and parser parts load it once)."""
 
     def __init__(self, options: dict):
         self.options, self.adapter = options, None
 
     def __call__(self, spec: str):
         if self.adapter is None:
-            self.adapter = load_adapter(spec, **self.options)
+            self.adapter = runs_mod.load_shared(spec, self.options)
         return self.adapter
 
 
