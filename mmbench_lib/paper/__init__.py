@@ -46,6 +46,7 @@ from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.core.uncertainty import compare_runs
 from mmbench_lib.analysis import plots
 from mmbench_lib.paper import figures
+from mmbench_lib.pipeline.config import run_params
 
 OURS_COLOR = figures.OURS_COLOR
 PAPER = "paper"
@@ -112,7 +113,7 @@ def label_of(run: Run) -> str:
     nothing for a full split), so a demo run never reads as a full-split row beside the papers'."""
     metrics = run.metrics
     model = metrics.get("model") or "model"
-    given = (run.manifest.get("config") or {}).get("model_name")
+    given = run_params(run.manifest).get("model_name")
     if "baseline" in metrics:  # a generation run (MMMU / CMMMU)
         base = metrics["baseline"]
         model = plots.model_name(base if base in ("random", "frequent") else metrics.get("label") or model)
@@ -143,7 +144,7 @@ _NOT_IDENTITY = ("out_dir", "parameters", "progress", "retry_failed", "batch_siz
 def _identity(run: Run) -> str:
     """What makes two run folders the same run: the same settings (the manifest's config without where and how fast)
     on the same data files with the same answers; a run without a recorded config is itself only."""
-    config = run.manifest.get("config") or {}
+    config = run_params(run.manifest)
     if not config:
         return str(Path(run.folder).resolve())
     same = {k: v for k, v in config.items() if k not in _NOT_IDENTITY}

@@ -28,10 +28,12 @@ from mmbench_lib.models import embedded
 from mmbench_lib.models.placement import device_map_problem, max_memory_problem
 from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, rank_problem, split_spec
 from mmbench_lib.pipeline.baselines import BASELINES, refusal
-from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES, ENDPOINT_KEYS
+from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES, ENDPOINT_KEYS, ModelSpec
+from mmbench_lib.pipeline.params import endpoint_options
 from mmbench_lib.core.items import DataError
 from mmbench_lib.tasks import copies
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task, task_names
+from mmbench_lib.tasks.protocols import protocol_for
 from mmbench_lib.tasks.recipes import RECIPES
 
 HUB_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
@@ -197,7 +199,7 @@ def check_data(benchmark: str, values: dict) -> None:
     before the run folder exists: ``annotation_file`` for a ranking benchmark, ``source`` for a
     generation one. Empty means the demo set."""
     task = get_task(benchmark)
-    name = "source" if task.protocol == "generation" else "annotation_file"
+    name = protocol_for(task).required[1]
     value = values.get(name)
     if not value or not isinstance(value, str):
         return
@@ -238,7 +240,7 @@ def check_placement(values: dict) -> None:
 def check_can_rank(spec, benchmark, recipe) -> None:
     """A ranking benchmark with a ranking recipe needs a model that gives log-likelihoods (the model
     registry's ``can_rank``); ``BadValue`` naming the model otherwise."""
-    if not isinstance(spec, str) or not is_task(benchmark) or get_task(benchmark).protocol != "ranking":
+    if not isinstance(spec, str) or not is_task(benchmark) or protocol_for(benchmark).generates:
         return
     if isinstance(recipe, str) and recipe in RECIPES and RECIPES[recipe].generates:
         return
@@ -248,7 +250,9 @@ def check_can_rank(spec, benchmark, recipe) -> None:
 
 
 def check_engine_options(options, spec) -> None:
-    """``engine_options`` (the served engines' options, docs/scale.md): known names, and only for a served model."""
+    """``engine_options`` (the served engines' options, docs/scale.md): the names and values the chosen engine
+    declares (``config.ModelSpec``: e.g. ``max_retries >= 0``, a positive ``timeout``, an http(s) ``base_url``),
+    and only for a served model."""
     if not options:
         return
     if not isinstance(options, dict):
@@ -258,12 +262,31 @@ def check_engine_options(options, spec) -> None:
         raise BadValue("engine_options", f"unknown option(s) {unknown}; known: {', '.join(sorted(ENDPOINT_KEYS))}")
     if not (isinstance(spec, str) and spec.startswith(("openai:", "vllm:"))):
         raise BadValue("engine_options", f"options of a served engine apply to vllm:<model> and openai:<model>, not {spec!r}")
+    try:
+        ModelSpec(spec=spec, engine_options=dict(options))
+    except ValueError as e:
+        raise BadValue("engine_options", str(e)) from None
+
+
+def check_endpoint(values: dict) -> None:
+    """Notebook 20's ``endpoint_url`` / ``api_key_env`` / ``concurrency`` with its ``engine_options``, as the run
+    will use them (``params.endpoint_options``), checked by the engine's declared options; ``BadValue`` names the
+    parameter that holds the wrong value."""
+    options = endpoint_options(values)
+    if not options or not isinstance(values.get("engine_options") or {}, dict):
+        return
+    try:
+        ModelSpec(spec=values["model"], engine_options=options)
+    except ValueError as e:
+        key = str(e).split(":", 1)[0].rpartition(".")[2]
+        given = values.get("engine_options") or {}
+        raise BadValue("engine_options" if key in given else {"base_url": "endpoint_url"}.get(key, key), str(e)) from None
 
 
 def check_order_matters(benchmark, recipe, permutations) -> None:
     """An option-order run (notebook 52's ``permutations``) of a content-ranking recipe is refused: it ranks
     each choice's text with no letter shown (docs/protocols.md §1.4), so no order can change its answer."""
-    if permutations is None or not is_task(benchmark) or get_task(benchmark).protocol != "ranking":
+    if permutations is None or not is_task(benchmark) or protocol_for(benchmark).generates:
         return
     if isinstance(recipe, str) and recipe in RECIPES and RECIPES[recipe].continuation == "content":
         raise BadValue("recipe", "ranks each choice's content with no letters (docs/protocols.md §1.4): the option order "
@@ -289,6 +312,8 @@ def check_values(values: dict, protocol: str | None = None) -> None:
         check_model(spec, values.get("revision") or None, name="models")
     if "engine_options" in values:
         check_engine_options(values["engine_options"], values.get("model"))
+    if "endpoint_url" in values and isinstance(values.get("model"), str):  # notebook 20's endpoint parameters
+        check_endpoint(values)
     if benchmark is not None:
         why = is_task(benchmark) and values.get("baseline") in BASELINES and refusal(benchmark, values["baseline"])
         if why:

@@ -49,7 +49,9 @@ from mmbench_lib.core.uncertainty import compare_runs
 from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline import rescoring
 from mmbench_lib.pipeline import runs as runs_mod
-from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.config import RunSpec, run_params
+from mmbench_lib.pipeline.resume import spec_changes
+from mmbench_lib.tasks.protocols import protocol_for
 from mmbench_lib.reports import subruns
 from mmbench_lib.scoring import pick
 from mmbench_lib.tasks._common import file_sha256
@@ -84,7 +86,7 @@ def _finished_runs(root: Path):
                 man = reader.read_manifest(folder)
             except reader.RunError:
                 continue
-            if man.get("finished") and (folder / "metrics.json").is_file() and isinstance(man.get("config"), dict):
+            if man.get("finished") and (folder / "metrics.json").is_file() and bool(run_params(man)):
                 yield folder, man
 
 
@@ -113,25 +115,39 @@ def _filters(benchmark: str, data: dict) -> dict:
     return {**defaults, **{k: v for k, v in data.items() if k not in _PATH_ARGS}}
 
 
-def find_ranking_run(config: RunConfig, ids: list[str], root: Path | None = None) -> Path | None:
-    """A finished run in ``outputs/`` (``root``) of ``config``'s benchmark, model (spec, revision, dtype),
-    recipe, annotation file (by hash), loader filters and, for generated letters, ``max_new_tokens``,
-    holding every item of ``ids``; the newest such run, or ``None``."""
-    want_sha = file_sha256(config.data["annotation_file"])
-    recipe = get_recipe(config.recipe)
-    filters = _filters(config.benchmark, config.data)
+def _same_identity(man: dict, config: RunSpec) -> bool:
+    """The run's recorded identity (``RunSpec.identity``) is ``config``'s, the data dict and the reduction aside
+    (the data is compared by hash and filters, both reductions are stored); a run recorded before the identity
+    must at least share ``config``'s option order (a rotated CircularEval run is not the original order)."""
+    if not isinstance(man.get("identity"), dict):
+        return man.get("options") == config.option_settings()
+    old, new = ({**i, "task": {k: v for k, v in i["task"].items() if k != "data"},
+                 "generation": {k: v for k, v in i["generation"].items() if k != "reduction"}}
+                for i in (man["identity"], config.identity()))
+    return not spec_changes(old, new)
+
+
+def find_ranking_run(config: RunSpec, ids: list[str], root: Path | None = None) -> Path | None:
+    """A finished run in ``outputs/`` (``root``) of ``config``'s identity (``RunSpec.identity``: benchmark, model,
+    recipe, option order, ...; for runs recorded before it: model spec, revision, dtype, recipe, option order), the
+    same annotation file (by hash) and loader filters and, for generated letters, ``max_new_tokens``, holding
+    every item of ``ids``; the newest such run, or ``None``."""
+    data_now = config.task.data
+    want_sha = file_sha256(data_now["annotation_file"])
+    recipe = get_recipe(config.task.recipe)
+    filters = _filters(config.benchmark, data_now)
     found = []
     for folder, man in _finished_runs(root or reader.outputs_root()):
-        cfg = man["config"]
+        cfg = run_params(man)
         data = man.get("data") or {}
-        if (man.get("benchmark") != config.benchmark or cfg.get("model") != config.model
-                or cfg.get("revision") != config.revision or cfg.get("dtype") != config.dtype
-                or not _same_recipe(man.get("recipe"), recipe)
+        if (man.get("benchmark") != config.benchmark or cfg.get("model") != config.model.spec
+                or cfg.get("revision") != config.model.revision or cfg.get("dtype") != config.model.dtype
+                or not _same_recipe(man.get("recipe"), recipe) or not _same_identity(man, config)
                 or (man.get("data_sha256") or {}).get("annotation_file") != want_sha
                 or _filters(config.benchmark, data) != filters
-                or bool(data.get("frames_root")) != bool(config.data.get("frames_root"))):
+                or bool(data.get("frames_root")) != bool(data_now.get("frames_root"))):
             continue
-        if recipe.generates and (man.get("generation") or {}).get("max_new_tokens") != config.max_new_tokens:
+        if recipe.generates and (man.get("generation") or {}).get("max_new_tokens") != config.generation.max_new_tokens:
             continue
         if _covers(folder, ids):
             found.append(folder)
@@ -142,17 +158,18 @@ def _same_path(a, b) -> bool:
     return str(manifest_mod.resolve(a).resolve()) == str(manifest_mod.resolve(b).resolve())
 
 
-def find_generation_run(config: RunConfig, ids: list[str], root: Path | None = None) -> Path | None:
-    """A finished generation run in ``outputs/`` of ``config``'s benchmark, source, split, subjects, model
-    and ``max_new_tokens``, the model answering (no baseline), holding every item of ``ids``; or ``None``."""
-    found = []
+def find_generation_run(config: RunSpec, ids: list[str], root: Path | None = None) -> Path | None:
+    """A finished generation run in ``outputs/`` of ``config``'s identity (``RunSpec.identity``; for runs
+    recorded before it: benchmark, split, subjects, model, ``max_new_tokens``, prompt mode, option order), the
+    same source, the model answering (no baseline), holding every item of ``ids``; or ``None``."""
+    found, t = [], config.task
     for folder, man in _finished_runs(root or reader.outputs_root()):
         gen = man.get("generation") or {}
-        if (man.get("benchmark") != config.benchmark or man["config"].get("model") != config.model
-                or man.get("split") != config.split or man.get("subjects") != config.subjects
-                or gen.get("baseline") != "none" or gen.get("max_new_tokens") != config.max_new_tokens
-                or gen.get("prompt_mode", "official") != config.prompt_mode
-                or not man.get("source") or not _same_path(man["source"], config.source)):
+        if (man.get("benchmark") != config.benchmark or run_params(man).get("model") != config.model.spec
+                or man.get("split") != t.split or man.get("subjects") != t.data["subjects"]
+                or gen.get("baseline") != "none" or gen.get("max_new_tokens") != config.generation.max_new_tokens
+                or gen.get("prompt_mode", "official") != t.prompt_mode or not _same_identity(man, config)
+                or not man.get("source") or not _same_path(man["source"], t.data["source"])):
             continue
         if _covers(folder, ids):
             found.append(folder)
@@ -171,7 +188,7 @@ class _SharedModel:
         return self.adapter
 
 
-def ensure_run(config: RunConfig, ids: list[str], model: _SharedModel | None = None, reuse: bool = True) -> dict:
+def ensure_run(config: RunSpec, ids: list[str], model: _SharedModel | None = None, reuse: bool = True) -> dict:
     """``{"folder", "reused"}``: ``config.out_dir`` itself when it holds the merge of this report's shards
     (``reports.subruns``), else a matching finished run in ``outputs/`` when ``reuse`` (``reused`` is False
     when it is ``config.out_dir`` itself, finished by an earlier call), else ``config`` evaluated
@@ -179,11 +196,11 @@ def ensure_run(config: RunConfig, ids: list[str], model: _SharedModel | None = N
     ``config.num_shards > 1``)."""
     if subruns.merged(config.out_dir) and _covers(Path(config.out_dir), ids):
         return {"folder": Path(config.out_dir), "reused": False}
-    find = find_generation_run if config.protocol == "generation" else find_ranking_run
+    find = find_generation_run if config.generates else find_ranking_run
     folder = find(config, ids) if reuse else None
     if folder is not None:
         return {"folder": Path(folder), "reused": Path(folder).resolve() != Path(config.out_dir).resolve()}
-    runs_mod.evaluate(config, model(config.model) if model else None)
+    runs_mod.evaluate(config, model(config.model.spec) if model else None)
     return {"folder": Path(config.out_dir), "reused": False}
 
 
@@ -522,7 +539,7 @@ def seed_report(benchmark: str, data: dict, out_dir, model: str = "smollm2",
     only shard k's items of each run are made and ``None`` is returned (the report is made on the merged runs,
     ``reports.subruns``)."""
     settings = {"device": device, **(settings or {})}
-    if get_task(benchmark).protocol != "ranking":
+    if protocol_for(benchmark).generates:
         raise ValueError(f"seed_report is for the ranking benchmarks {', '.join(t.name for t in all_tasks('ranking'))}, "
                          f"not {benchmark!r}")
     chosen = [SEED_PROTOCOLS[k] for k in protocols]
@@ -535,7 +552,7 @@ def seed_report(benchmark: str, data: dict, out_dir, model: str = "smollm2",
     made = {}
     recipes = list(dict.fromkeys(p.recipe for p in chosen))
     for k, recipe in enumerate(recipes, 1):
-        config = RunConfig(benchmark, Path(out_dir) / f"{benchmark}__{recipe}", data=data, model=model, recipe=recipe,
+        config = RunSpec.from_params(benchmark, Path(out_dir) / f"{benchmark}__{recipe}", data=data, model=model, recipe=recipe,
                            scorer=scorer, limit=limit, max_new_tokens=max_new_tokens, batch_size=batch_size,
                            progress=progress, shard_index=shard[0], num_shards=shard[1], **settings,
                            parameters={"report": "protocol sensitivity", "recipe": recipe, "limit": limit})
@@ -581,13 +598,13 @@ def parser_report(benchmark: str, source, out_dir, model: str = "smollm2", split
     gen_modes = list(dict.fromkeys(run_mode(p) for p in chosen))
     for gen_mode in gen_modes:
         official = gen_mode == "official"
-        config = RunConfig(benchmark, Path(out_dir) / (f"{benchmark}__generation" + ("" if official else f"__{gen_mode}")),
+        config = RunSpec.from_params(benchmark, Path(out_dir) / (f"{benchmark}__generation" + ("" if official else f"__{gen_mode}")),
                            source=str(source), split=split, subjects=subjects, model=model, limit=limit,
                            max_new_tokens=max_new_tokens if official else mode_max_new_tokens, prompt_mode=gen_mode,
                            batch_size=batch_size, progress=progress, shard_index=shard[0], num_shards=shard[1],
                            **settings, parameters={"report": "protocol sensitivity", "limit": limit, "prompt_mode": gen_mode})
         if ids is None:
-            items = load_items(benchmark, task.run_args(config))
+            items = load_items(benchmark, config.task.load_args())
             print(_scope(benchmark, len(items), limit), flush=True)
             ids = [it.id for it in (items[:limit] if limit else items)]
         with subruns.step(f"{benchmark} generation run, {gen_mode} prompt: {len(ids)} items"
