@@ -151,7 +151,7 @@ def short_model(spec) -> str:
 
 
 def display_model(manifest: dict, metrics: dict, default=None) -> str:
-    """The name a run's rows and legends carry: the run's ``model_name`` (RunConfig; ``+ OCR`` for the OCR
+    """The name a run's rows and legends carry: the run's ``model_name`` (the spec's ``model.name``; ``+ OCR`` for the OCR
     baseline), else ``default`` (or the metrics' label / model) with a local folder named by its folder name;
     the Random / Frequent Choice baselines keep their names."""
     given = run_params(manifest or {}).get("model_name")

@@ -31,7 +31,7 @@ def is_demo(path) -> bool:
 
 
 def describe(config: dict, n: int | None, one_shard: bool = False) -> str:
-    """The data source of a run from its config (``RunConfig.to_dict()``: ``data`` paths or ``source``, ``limit``,
+    """The data source of a run from its flat parameters (``RunSpec.params()``, ``config.run_params(manifest)``: ``data`` paths or ``source``, ``limit``,
     ``subjects``, ``data.dimensions``) and its number of items."""
     data = config.get("data") or {}
     demo = any(is_demo(p) for p in [*_paths(data), *_paths({"s": config.get("source")})])

@@ -136,7 +136,7 @@ def label_of(run: Run) -> str:
 run_key = reader.run_key
 
 
-#: RunConfig fields that do not change what a run computes (where it is written, how fast, how it reports)
+#: flat run parameters that do not change what a run computes (where it is written, how fast, how it reports)
 _NOT_IDENTITY = ("out_dir", "parameters", "progress", "retry_failed", "batch_size", "batch_policy", "backend",
                  "device", "device_map", "max_memory", "shard_index", "num_shards", "cache_dir")
 

@@ -456,8 +456,7 @@ class RunSpec:
         for name, (part, key) in FLAT.items():
             obj = getattr(self, part)
             if key.startswith("data."):
-                if key[5:] in obj.data:
-                    out[name] = obj.data[key[5:]]
+                out[name] = obj.data.get(key[5:])  # (None for a ranking run, as the flat config recorded it)
             else:
                 out[name] = getattr(obj, key)
         if protocol_for(self.task.benchmark).generates:
