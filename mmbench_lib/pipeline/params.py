@@ -8,7 +8,7 @@ set is used. :func:`run_data` builds the run's one data dict for either protocol
 from __future__ import annotations
 
 from mmbench_lib.core import manifest
-from mmbench_lib.pipeline.config import RunSpec
+from mmbench_lib.pipeline.config import FLAT, PARTS, RunSpec
 from mmbench_lib.tasks.base import get_task
 from mmbench_lib.tasks.protocols import protocol_for
 
@@ -109,3 +109,32 @@ def notebook_spec(values: dict, out, demo: dict | None = None, parameters: dict 
         flat["baseline"] = baseline
     return RunSpec.from_params(benchmark, out, data=data, endpoint=endpoint_options(v),
                                parameters=dict(parameters or {}), **{**flat, **fixed})
+
+
+def check_parts(values: dict) -> None:
+    """Build the parts of the spec that need no data (model, generation, selection, judges) from notebook
+    parameters ``values``, so a wrong value is refused before the run folder exists (``preflight.check_values``):
+    ``ValueError`` ``(parameter, "<part>.<field>: ...")`` naming the notebook parameter."""
+    flat = {k: values[k] for k in DIRECT if k in values and values[k] not in _EMPTY
+            and not (k == "max_new_tokens" and values[k] == 0)}
+    flat.update(model_settings(**{k: values[k] for k in SETTINGS if k in values}))
+    if values.get("baseline") not in (None, "", "all"):
+        flat["baseline"] = values["baseline"]
+    if "model" not in flat and isinstance(values.get("models"), list) and values["models"]:
+        flat["model"] = values["models"][0]
+    flat["endpoint"] = endpoint_options(values)
+    by_part: dict[str, dict] = {}
+    for name, value in flat.items():
+        part, key = FLAT[name]
+        if part != "task":
+            by_part.setdefault(part, {})[key] = value
+    for part, kw in by_part.items():
+        try:
+            PARTS[part](**kw)
+        except (ValueError, TypeError) as e:
+            field = str(e).split(":", 1)[0].split(".")
+            name = next((n for n, (p, k) in FLAT.items() if p == field[0] and k == ".".join(field[1:2])), field[-1])
+            if name == "endpoint":
+                given = values.get("engine_options") or {}
+                name = "engine_options" if field[-1] in given else {"base_url": "endpoint_url"}.get(field[-1], field[-1])
+            raise ValueError(name, str(e)) from None

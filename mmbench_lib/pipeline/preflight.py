@@ -29,7 +29,7 @@ from mmbench_lib.models.placement import device_map_problem, max_memory_problem
 from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, rank_problem, split_spec
 from mmbench_lib.pipeline.baselines import BASELINES, refusal
 from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES, ENDPOINT_KEYS, ModelSpec
-from mmbench_lib.pipeline.params import endpoint_options
+from mmbench_lib.pipeline.params import check_parts, endpoint_options
 from mmbench_lib.core.items import DataError
 from mmbench_lib.tasks import copies
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task, task_names
@@ -345,6 +345,10 @@ def check_values(values: dict, protocol: str | None = None) -> None:
     generated = values.get("generated_dir")
     if generated and generated != "demo" and not resolve(generated).is_dir():
         raise BadValue("generated_dir", f"no such folder {str(resolve(generated))!r}")
+    try:  # every value the run spec's model, generation, selection and judges parts hold (config.RunSpec)
+        check_parts(values)
+    except ValueError as e:
+        raise BadValue(*e.args) from None
 
 
 # --------------------------------------------------------------------------- paths and devices
