@@ -147,7 +147,8 @@ def find_ranking_run(config: RunSpec, ids: list[str], root: Path | None = None) 
                 or _filters(config.benchmark, data) != filters
                 or bool(data.get("frames_root")) != bool(data_now.get("frames_root"))):
             continue
-        if recipe.generates and (man.get("generation") or {}).get("max_new_tokens") != config.generation.max_new_tokens:
+        recorded = man.get("generation") or {}  # (the manifest's generation record, not a protocol name)
+        if recipe.generates and recorded.get("max_new_tokens") != config.generation.max_new_tokens:
             continue
         if _covers(folder, ids):
             found.append(folder)
