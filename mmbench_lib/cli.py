@@ -35,6 +35,7 @@ from mmbench_lib.models.registry import describe_model, spec_usage
 from mmbench_lib.runner import NotebookFailed, RunInterrupted, notebook_parameters, parse_override, run_notebook
 from mmbench_lib.tasks.base import all_tasks, task_names
 from mmbench_lib.tasks.recipes import RECIPES
+from mmbench_lib.tasks.protocols import protocol_for
 from mmbench_lib.launch.options import add_arguments as add_launch_arguments, launch_requested, options_from_args
 from mmbench_lib.pipeline.rescore_seed import score_predictions
 from mmbench_lib.core.store import RunLockedError, write_json_atomic
@@ -448,7 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--benchmark", required=True, choices=task_names(aliases=True, protocol="ranking"))
     s.add_argument("--predictions", required=True)
     s.add_argument("--questions", help="the benchmark JSON (" + _per_task(
-        lambda t: t.protocol == "ranking" and ("needed" if t.results_need_questions else "optional")) + ")")
+        lambda t: not protocol_for(t).generates and ("needed" if t.results_need_questions else "optional")) + ")")
     s.add_argument("--out", help="write summary.json here")
     s.set_defaults(func=cmd_score_predictions)
 

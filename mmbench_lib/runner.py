@@ -41,6 +41,7 @@ from mmbench_lib.scoring import REDUCTIONS, scorer_names
 from mmbench_lib.pipeline.shards import shard_from_params
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task, path_parameters
 from mmbench_lib.tasks.recipes import RECIPES
+from mmbench_lib.pipeline.config import run_params
 
 
 class ParameterError(ValueError):
@@ -327,7 +328,7 @@ def _previous_settings(folder: Path, notebook: Path, known: dict) -> tuple[str, 
         return str(saved), effective_params(old, known), RESUME_KEYS
     for m in sorted(folder.glob(f"{Path(MANIFEST).stem}*.json")) + sorted(folder.glob(f"*/{Path(MANIFEST).stem}*.json")):
         try:
-            config = json.loads(m.read_text(encoding="utf-8")).get("config") or {}
+            config = run_params(json.loads(m.read_text(encoding="utf-8")))
         except (OSError, ValueError, AttributeError):
             continue
         if config:

@@ -89,7 +89,7 @@ def test_seed2_with_a_model_split_over_cpu_and_disk(demo_dir, outputs, tmp_path,
                "-p", "data_dir", str(demo_dir), "--limit", "6", "--device-map", device_map, "--run-id", "split"])
     assert rc == 0
     manifest = json.loads((outputs / "split" / "manifest.json").read_text())
-    assert manifest["config"]["device_map"]["lm_head"] == "disk" and manifest["config"]["dtype"] is None
+    assert manifest["spec"]["model"]["device_map"]["lm_head"] == "disk" and manifest["spec"]["model"]["dtype"] is None
     assert manifest["model"]["device"] == "cpu"
     assert manifest["model"]["placement"]["modules"]["disk"] == [
         "model.vision_tower", "model.language_model.embed_tokens", "model.language_model.layers.1", "lm_head"]

@@ -524,7 +524,7 @@ def test_an_endpoint_without_logprobs_is_refused_on_a_ranking_notebook(capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot rank choices" in err and "lmms-eval-gen" in err
     assert not MODEL_REGISTRY["openai"].can_rank and rank_problem("smollm2") is None  # a capability, not a prefix
-    with pytest.raises(ValueError, match="RunConfig.model: 'openai:m' cannot rank"):
+    with pytest.raises(ValueError, match="model.spec: 'openai:m' cannot rank"):
         RunConfig("seed", "x", data={"annotation_file": "a"}, model="openai:m")
     RunConfig("seed", "x", data={"annotation_file": "a"}, model="openai:m", recipe="lmms-eval-gen")  # generates
 

@@ -25,6 +25,7 @@ from mmbench_lib.core import paths
 from mmbench_lib.core.metrics import upgrade
 from mmbench_lib.core.store import MANIFEST, METRICS, SHARDS, read_jsonl
 from mmbench_lib.tasks.base import UnknownTask, canonical_name, get_task, load_items as task_items
+from mmbench_lib.pipeline.config import run_params
 
 RANKING, GENERATION = "ranking", "generation"
 SCORED_FILE = "scored.jsonl"
@@ -160,10 +161,10 @@ def short_model(spec) -> str:
 
 
 def display_model(manifest: dict, metrics: dict, default=None) -> str:
-    """The name a run's rows and legends carry: the run's ``model_name`` (RunConfig; ``+ OCR`` for the OCR
+    """The name a run's rows and legends carry: the run's ``model_name`` (the spec's ``model.name``; ``+ OCR`` for the OCR
     baseline), else ``default`` (or the metrics' label / model) with a local folder named by its folder name;
     the Random / Frequent Choice baselines keep their names."""
-    given = ((manifest or {}).get("config") or {}).get("model_name")
+    given = run_params(manifest or {}).get("model_name")
     base = metrics.get("baseline")
     if given and base not in ("random", "frequent"):
         return f"{given} + OCR" if base == "ocr" else given

@@ -30,6 +30,7 @@ from mmbench_lib.analysis.reader import RANKING, RunError, display_model, load_r
 from mmbench_lib.core.datasource import describe
 from mmbench_lib.core.metrics import ENTRY_KEYS, SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.store import METRICS, SHARDS, write_json_atomic
+from mmbench_lib.pipeline.config import run_params
 
 RESULTS = "results.json"
 COLUMNS = ("run", "benchmark", "scope", "model", "data", "protocol", "n", "accuracy", "95% interval", "failed", "n/a",
@@ -50,7 +51,7 @@ def data_source(run) -> str:
     """What data a run scored (``core.datasource.describe``): ``demo data``, ``full split`` or ``subset (n=12)``,
     from the run's manifest (its ``config``, item count, and whether the folder is one shard)."""
     man = run.manifest or {}
-    config = man.get("config") or {"data": man.get("data") or {}}
+    config = run_params(man) or {"data": man.get("data") or {}}
     one_shard = (config.get("num_shards") or 1) > 1 and Path(run.folder).parent.name == SHARDS
     n = man.get("n_items") or (len(run.samples) if run.files else None)
     bench = man.get("benchmark") or config.get("benchmark")

@@ -31,10 +31,11 @@ def is_demo(path) -> bool:
 
 
 def describe(config: dict, n: int | None, one_shard: bool = False, declared: int | None = None) -> str:
-    """The data source of a run from its config (``RunConfig.to_dict()``: ``data`` paths or ``source``, ``limit``,
-    ``subjects``, ``data.dimensions``) and its number of distinct items. ``declared``: the split's published size
-    (``Task.declared_size``; 0: none published): ``full split`` only when ``n`` equals it, otherwise ``subset
-    (n=...)`` (fewer) or ``n=..., not the published ...`` (more); ``None``: not checked (``full split``)."""
+    """The data source of a run from its flat parameters (``RunSpec.params()``, ``config.run_params(manifest)``:
+    ``data`` paths or ``source``, ``limit``, ``subjects``, ``data.dimensions``) and its number of distinct items.
+    ``declared``: the split's published size (``Task.declared_size``; 0: none published): ``full split`` only when
+    ``n`` equals it, otherwise ``subset (n=...)`` (fewer) or ``n=..., not the published ...`` (more); ``None``: not
+    checked (``full split``)."""
     data = config.get("data") or {}
     demo = any(is_demo(p) for p in [*_paths(data), *_paths({"s": config.get("source")})])
     selection = [data.get("dimensions") if isinstance(data, dict) else None, config.get("subjects")]

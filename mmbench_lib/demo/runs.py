@@ -9,9 +9,8 @@ from pathlib import Path
 from mmbench_lib.analysis import reader
 from mmbench_lib.demo import ensure_demo
 from mmbench_lib.pipeline import runs as runs_mod
-from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.config import RunSpec
 from mmbench_lib.reports import subruns
-from mmbench_lib.tasks.base import get_task
 
 
 #: what :func:`demo_runs` runs: ranking models for SEED, baselines for MMMU / CMMMU
@@ -35,15 +34,15 @@ def demo_runs(benchmarks: Sequence[str], data_dir="data/demo", run_id: str = "de
             folder = root / f"{bench}__{model}"
             params = {"demo": True, "benchmark": bench, "model": model}
             if bench in ("seed", "seed2"):
-                config = RunConfig(bench, folder, data=runs_mod.demo_args(bench, data, level="L2"), model=model,
-                                   recipe="seed1-ppl", reduction="sum", scorer="shared-prefix", parameters=params,
-                                   progress=progress)
+                config = RunSpec.from_params(bench, folder, data=runs_mod.demo_args(bench, data, level="L2"), model=model,
+                                             recipe="seed1-ppl", reduction="sum", scorer="shared-prefix", parameters=params,
+                                             progress=progress)
             else:
-                config = RunConfig(bench, folder, source=data[bench]["source" if bench == "mmmu" else "root"],
-                                   model=model, baseline=model, split="validation" if bench == "mmmu" else "val",
-                                   parameters=params, progress=progress)
+                config = RunSpec.from_params(bench, folder, source=data[bench]["source" if bench == "mmmu" else "root"],
+                                             model=model, baseline=model, split="validation" if bench == "mmmu" else "val",
+                                             parameters=params, progress=progress)
             same = subruns.find_same_run(config, [it.id for it in config.select(runs_mod.load_items(
-                bench, get_task(bench).run_args(config)))]) if reuse else None
+                bench, config.task.load_args()))]) if reuse else None
             if same is not None and same.resolve() != folder.resolve():
                 print(f"{bench} {model}: reusing {reader.run_key(same)} (the same run: model, recipe, data, selection)",
                       flush=True)
@@ -65,7 +64,8 @@ def demo_run(data_dir="data/demo", seed: int = 0, max_new_tokens: int = 16, prog
     blind LLM) answering the MMMU demo validation split by greedy generation, parsed by the official
     rules: a real model's wrong answers to analyse (a random baseline's errors are all "extraction")."""
     out = runs_mod.run_dir(ERROR_DEMO_RUN)
-    runs_mod.evaluate(RunConfig("mmmu", out, source=ensure_demo(data_dir)["mmmu"]["source"], model="smollm2",
-                                baseline="none", split="validation", max_new_tokens=max_new_tokens, seed=seed,
-                                parameters={"demo": True, "benchmark": "mmmu", "model": "smollm2"}, progress=progress))
+    runs_mod.evaluate(RunSpec.from_params("mmmu", out, source=ensure_demo(data_dir)["mmmu"]["source"], model="smollm2",
+                                          baseline="none", split="validation", max_new_tokens=max_new_tokens, seed=seed,
+                                          parameters={"demo": True, "benchmark": "mmmu", "model": "smollm2"},
+                                          progress=progress))
     return out

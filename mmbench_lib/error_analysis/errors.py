@@ -43,6 +43,7 @@ from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib import published
 from mmbench_lib.error_analysis import charts
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task
+from mmbench_lib.tasks.protocols import protocol_for
 
 __all__ = [
     "CATEGORIES", "AUTO_TAGS", "PUBLISHED", "SAMPLE_FILE", "load_cases", "wrong_cases", "sample_errors",
@@ -232,7 +233,7 @@ def auto_tags(case: dict) -> list[str]:
     tags = []
     response = case.get("response")
     bench = case.get("benchmark")
-    ranked = case.get("scores") is not None or (is_task(bench) and get_task(bench).protocol == "ranking")
+    ranked = case.get("scores") is not None or (is_task(bench) and not protocol_for(bench).generates)
     if "response" not in case or ranked:  # a ranking row: nothing was generated (a generated letter: cut before it)
         return ["truncated response"] if case.get("truncated") and _none(case.get("prediction")) is None else []
     text = response if isinstance(response, str) else ("" if response is None else str(response))

@@ -1,4 +1,4 @@
-"""The batch policy of the batched generation path, in a module without torch (``RunConfig`` checks it).
+"""The batch policy of the batched generation path, in a module without torch (the run spec checks it).
 
 ``mmbench_lib.models.batching`` runs it; this module only holds the fields, their checks and the defaults
 decided per device.

@@ -1,5 +1,5 @@
 """Model settings a user sets to match a model card: processor keywords, a system prompt, chat-template
-keywords and stop strings. ``RunConfig`` holds them, the adapter applies them, ``describe()`` (the run's
+keywords and stop strings. the run spec holds them, the adapter applies them, ``describe()`` (the run's
 manifest) records them. Greedy decoding is unchanged: a stop string ends generation of its row once the response
 holds it (every generation path: ``models.batching.ResponseStops``), the response text is cut before it and the
 tokens counted are those up to the cut -- the same text as cutting a longer response afterwards."""

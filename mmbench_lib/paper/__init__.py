@@ -46,6 +46,7 @@ from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.core.uncertainty import compare_runs
 from mmbench_lib.analysis import plots
 from mmbench_lib.paper import figures
+from mmbench_lib.pipeline.config import run_params
 
 OURS_COLOR = figures.OURS_COLOR
 PAPER = "paper"
@@ -108,7 +109,7 @@ def label_of(run: Run) -> str:
     nothing for a full split), so a demo run never reads as a full-split row beside the papers'."""
     metrics = run.metrics
     model = metrics.get("model") or "model"
-    given = (run.manifest.get("config") or {}).get("model_name")
+    given = run_params(run.manifest).get("model_name")
     if "baseline" in metrics:  # a generation run (MMMU / CMMMU)
         base = metrics["baseline"]
         model = plots.model_name(base if base in ("random", "frequent") else metrics.get("label") or model)
@@ -133,7 +134,7 @@ def label_of(run: Run) -> str:
 run_key = reader.run_key
 
 
-#: RunConfig fields that do not change what a run computes (where it is written, how fast, how it reports)
+#: flat run parameters that do not change what a run computes (where it is written, how fast, how it reports)
 _NOT_IDENTITY = ("out_dir", "parameters", "progress", "retry_failed", "batch_size", "batch_policy", "backend",
                  "device", "device_map", "max_memory", "shard_index", "num_shards", "cache_dir")
 
@@ -141,7 +142,7 @@ _NOT_IDENTITY = ("out_dir", "parameters", "progress", "retry_failed", "batch_siz
 def _identity(run: Run) -> str:
     """What makes two run folders the same run: the same settings (the manifest's config without where and how fast)
     on the same data files with the same answers; a run without a recorded config is itself only."""
-    config = run.manifest.get("config") or {}
+    config = run_params(run.manifest)
     if not config:
         return str(Path(run.folder).resolve())
     same = {k: v for k, v in config.items() if k not in _NOT_IDENTITY}
@@ -196,7 +197,7 @@ def not_comparable(run: Run) -> str:
     if source != "full split":
         why.append(source)
     model = run.manifest.get("model") or {}
-    if "random-weight" in json.dumps(model, default=str) or str((run.manifest.get("config") or {}).get("model", "")
+    if "random-weight" in json.dumps(model, default=str) or str(run_params(run.manifest).get("model", "")
                                                                      ).startswith("tiny-"):
         why.append("random-weight model")
     if plots.mode_note(run.metrics):

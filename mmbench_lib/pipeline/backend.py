@@ -1,4 +1,4 @@
-"""The generation back-end of a run (``RunConfig.backend``) put on its model, and how many requests the
+"""The generation back-end of a run (``RunSpec.generation.backend``) put on its model, and how many requests the
 run loop hands it per call.
 
 - ``hf``: transformers' ``generate`` one request at a time, no padding: the reference every batched
@@ -13,7 +13,7 @@ run loop hands it per call.
 from __future__ import annotations
 
 from mmbench_lib.models.batching import BatchedGenerator
-from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.config import RunSpec
 
 
 class OneAtATime:
@@ -31,10 +31,10 @@ class OneAtATime:
     def describe(self) -> dict:
         return {**self._adapter.describe(), "generation": {
             "mode": "one request at a time", "backend": "hf",
-            "note": "transformers' generate per request, no padding (RunConfig.backend='hf')"}}
+            "note": "transformers' generate per request, no padding (generation.backend='hf')"}}
 
 
-def with_backend(adapter, config: RunConfig):
+def with_backend(adapter, config: RunSpec):
     """``adapter`` set up for ``config.backend_name``: wrapped for ``hf``, given a generator under the run's
     policy for ``batched``; baselines and served models as they are."""
     backend = config.backend_name
@@ -45,11 +45,11 @@ def with_backend(adapter, config: RunConfig):
     return adapter
 
 
-def call_size(adapter, config: RunConfig) -> int:
+def call_size(adapter, config: RunSpec) -> int:
     """Items per call of the run loop: the policy's ``requests_per_call`` (at least ``max_rows``) for an
     adapter generating under a ``BatchPolicy``, else ``config.batch_size``."""
     generator = getattr(adapter, "generator", None) if not isinstance(adapter, OneAtATime) else None
     if config.backend_name == "batched" and isinstance(generator, BatchedGenerator):
         policy = config.policy()
         return max(policy.requests_per_call, policy.max_rows)
-    return config.batch_size
+    return config.generation.batch_size

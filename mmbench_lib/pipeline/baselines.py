@@ -14,7 +14,7 @@ from collections import Counter
 from mmbench_lib.tasks.base import get_task
 from mmbench_lib.core.items import Item
 
-#: ``RunConfig.baseline`` values: the model generates (none), Random / Frequent Choice, LLM + OCR
+#: ``generation.baseline`` values (the run spec): the model generates (none), Random / Frequent Choice, LLM + OCR
 BASELINES = ("none", "random", "frequent", "ocr")
 #: baselines that learn their answers from a split other than the scored one (the task's ``validation_split``)
 LEARNS_FROM_SPLIT = {"frequent": "Frequent Choice"}

@@ -48,12 +48,13 @@ from mmbench_lib.pipeline import rescoring as responses
 from mmbench_lib.pipeline.backend import call_size, with_backend
 from mmbench_lib.pipeline.baselines import BASELINES, FrequentAnswer, RandomAnswer, frequent_table, refusal  # noqa: F401
 from mmbench_lib.pipeline.selection import check_same_selection
-from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.config import RunSpec, run_params
 from mmbench_lib.pipeline.loop import run_loop
 from mmbench_lib.pipeline.ocr import OCR, insert_ocr
 from mmbench_lib.pipeline.resume import check_same_run, identity
 from mmbench_lib.tasks.base import get_task
 from mmbench_lib.tasks.thinking import STEP, split_trace
+from mmbench_lib.tasks.protocols import protocol_for
 from mmbench_lib.tasks.base import load_items as task_items
 from mmbench_lib.pipeline.shards import select
 
@@ -70,7 +71,7 @@ def build_prompt(item: Item, ocr=None, mode: str = "official") -> tuple[str, dic
     ``mmbench_lib.pipeline.ocr.OCR``), each image placeholder replaced by ``[Image k OCR text: ...]``.
     Returns ``(prompt, {k: ocr text})``."""
     task = get_task(item.benchmark)
-    if task.protocol != "generation":
+    if not protocol_for(task).generates:
         raise ValueError(f"item {item.id!r}: {item.benchmark!r} is a {task.protocol} benchmark, not a generation one")
     text = task.prompt(item, mode)
     if ocr is None:
@@ -266,34 +267,34 @@ def label_for(model: str, baseline: str) -> str:
 def load_items(benchmark: str, source, split: str, subjects=None, cache_dir=None) -> list[Item]:
     """Items of a generation benchmark's split (``tasks.load_items``)."""
     task = get_task(benchmark)
-    if task.protocol != "generation":
+    if not protocol_for(task).generates:
         raise ValueError(f"{benchmark!r} is a {task.protocol} benchmark, not a generation one")
     return task_items(benchmark, {"source": source, "split": split, "subjects": subjects, "cache_dir": cache_dir})
 
 
-def _answerer(config: RunConfig, items: list[Item], adapter):
+def _answerer(config: RunSpec, items: list[Item], adapter):
     """The baseline or model that answers, and the OCR reader of the LLM + OCR baseline."""
-    task = get_task(config.benchmark)
-    if config.baseline == "random":
-        return RandomAnswer(config.seed), None
-    if refusal(config.benchmark, config.baseline):
-        raise ValueError(refusal(config.benchmark, config.baseline))
-    if config.baseline == "frequent":
+    task, baseline, sel, data = get_task(config.benchmark), config.generation.baseline, config.selection, config.task.data
+    if baseline == "random":
+        return RandomAnswer(sel.seed), None
+    if refusal(config.benchmark, baseline):
+        raise ValueError(refusal(config.benchmark, baseline))
+    if baseline == "frequent":
         val_split = task.validation_split
-        whole = not config.limit and not config.option_settings() and config.num_shards == 1
+        whole = not sel.limit and not sel.option_settings() and sel.num_shards == 1
         val = items if items and items[0].split == val_split and whole else \
-            load_items(config.benchmark, config.source, val_split, config.subjects, config.cache_dir)
-        return FrequentAnswer(frequent_table(val), source=f"{val_split} split of {config.source}"), None
-    ocr = None
-    if config.baseline == "ocr":  # raises OCRUnavailable with the install command
-        ocr = OCR(config.ocr_lang or task.ocr_lang, **({"psm": config.ocr_psm} if config.ocr_psm is not None else {}))
-    adapter = adapter or load_adapter(config.model, **config.adapter_options())
-    if config.baseline == "ocr" and getattr(adapter, "sees_images", False):
+            load_items(config.benchmark, data["source"], val_split, data["subjects"], data["cache_dir"])
+        return FrequentAnswer(frequent_table(val), source=f"{val_split} split of {data['source']}"), None
+    ocr, judges = None, config.judges
+    if baseline == "ocr":  # raises OCRUnavailable with the install command
+        ocr = OCR(judges.ocr_lang or task.ocr_lang, **({"psm": judges.ocr_psm} if judges.ocr_psm is not None else {}))
+    adapter = adapter or load_adapter(config.model.spec, **config.adapter_options())
+    if baseline == "ocr" and getattr(adapter, "sees_images", False):
         raise ValueError("the OCR baseline is for text-only models; this model sees the images")
     return adapter, ocr
 
 
-def evaluate_generation(config: RunConfig, adapter=None) -> dict:
+def evaluate_generation(config: RunSpec, adapter=None) -> dict:
     """Load items, generate (or answer by a baseline), store responses, score them; returns the metrics.
 
     ``config.baseline``: ``"none"`` (the model generates), ``"random"``, ``"frequent"`` (validation-split
@@ -306,42 +307,44 @@ def evaluate_generation(config: RunConfig, adapter=None) -> dict:
     """
     import torch
 
-    torch.manual_seed(config.seed)
-    benchmark, baseline, task = config.benchmark, config.baseline, get_task(config.benchmark)
-    items = config.select(load_items(benchmark, config.source, config.split, config.subjects, config.cache_dir))
-    items = select(items, config.shard_index, config.num_shards)
+    t, gen, sel = config.task, config.generation, config.selection
+    torch.manual_seed(sel.seed)
+    benchmark, baseline, task = t.benchmark, gen.baseline, get_task(t.benchmark)
+    items = config.select(load_items(benchmark, t.data["source"], t.split, t.data["subjects"], t.data["cache_dir"]))
+    items = select(items, sel.shard_index, sel.num_shards)
     adapter, ocr = _answerer(config, items, adapter)
     adapter = with_backend(adapter, config)
-    sharded = config.num_shards > 1
-    store = RunStore(config.out_dir, shard=(config.shard_index, config.num_shards) if sharded else None)
+    sharded = sel.num_shards > 1
+    store = RunStore(config.out_dir, shard=(sel.shard_index, sel.num_shards) if sharded else None)
     described = adapter.describe()
     name = described.get("name", described.get("adapter"))
-    generation = {"baseline": baseline, "max_new_tokens": config.max_new_tokens, "do_sample": False,
-                  "chat_template": True, "model": name, "backend": config.backend_name, "prompt_mode": config.prompt_mode}
+    generation = {"baseline": baseline, "max_new_tokens": gen.max_new_tokens, "do_sample": False,
+                  "chat_template": True, "model": name, "backend": config.backend_name, "prompt_mode": t.prompt_mode}
     check_same_run(store, identity({"benchmark": benchmark, "model": described, "generation": generation,
-                                    "options": config.option_settings()}))
+                                    "options": config.option_settings()}), config.identity())
     if store.rows():
-        check_same_selection(config.out_dir, store.manifest().get("config"), config.to_dict())
+        check_same_selection(config.out_dir, run_params(store.manifest()), config.params())
     store.update_manifest(
-        **manifest.base_manifest(config.parameters, config.seed), benchmark=benchmark, split=config.split,
-        source=str(config.source), subjects=config.subjects, n_items=len(items), model=described,
+        **manifest.base_manifest(config.parameters, sel.seed), benchmark=benchmark, split=t.split,
+        source=str(t.data["source"]), subjects=t.data["subjects"], n_items=len(items), model=described,
         generation=generation,
-        shard={"index": config.shard_index, "count": config.num_shards, "item_ids": [it.id for it in items]}
+        shard={"index": sel.shard_index, "count": sel.num_shards, "item_ids": [it.id for it in items]}
         if sharded else None,
         ocr=ocr.describe() if ocr else None, deviations=task.deviations, options=config.option_settings(),
-        config=config.to_dict(), prompt_mode=config.mode().describe(),
-        data_revision=data_revision(config.source),  # datasets change in place (MMMU-Benchmark/MMMU#83)
+        spec=config.to_dict(), identity=config.identity(), prompt_mode=config.mode().describe(),
+        data_revision=data_revision(config.task.data["source"]),  # datasets change in place (MMMU-Benchmark/MMMU#83)
     )
-    generate_items(items, adapter, store, max_new_tokens=config.max_new_tokens, batch_size=call_size(adapter, config), ocr=ocr,
+    label = label_for(config.model.spec, baseline)
+    generate_items(items, adapter, store, max_new_tokens=gen.max_new_tokens, batch_size=call_size(adapter, config), ocr=ocr,
                    retry_failed=config.retry_failed, progress=config.progress,
-                   label=f"{benchmark} {label_for(config.model, baseline)}", mode=config.prompt_mode)
-    _rows, metrics = score_run(items, store, use_random=config.use_random, mode=config.prompt_mode)
-    metrics.update(model=name, baseline=baseline, label=label_for(config.model, baseline),
-                   max_new_tokens=config.max_new_tokens, model_name=config.model_name or None,
-                   data=describe_data(config.to_dict(), len({it.id for it in items}), sharded,
-                                      get_task(benchmark).declared_size(config.split)))
+                   label=f"{benchmark} {label}", mode=t.prompt_mode)
+    _rows, metrics = score_run(items, store, use_random=gen.use_random, mode=t.prompt_mode)
+    metrics.update(model=name, baseline=baseline, label=label,
+                   max_new_tokens=gen.max_new_tokens, model_name=config.model.name or None,
+                   data=describe_data(config.params(), len({it.id for it in items}), sharded,
+                                      get_task(benchmark).declared_size(t.split)))
     if sharded:
-        metrics["shard"] = {"index": config.shard_index, "count": config.num_shards,
+        metrics["shard"] = {"index": sel.shard_index, "count": sel.num_shards,
                             "note": "this shard's items only; the run's metrics come from the merge"}
     if ocr is not None:
         metrics["ocr"] = {**ocr.describe(), "tesseract_calls_this_run": ocr.calls}

@@ -3,7 +3,7 @@
 The papers rank choice contents by likelihood (SEED-Bench §3.4, SEED-Bench-2 §3.4). lmms-eval and
 VLMEvalKit instead generate an answer with the options listed and read a letter out of it (docs/protocols.md §1.4,
 P-S8); a recipe with ``continuation="generate"`` (``lmms-eval-gen``, ``vlmevalkit-gen``) selects this
-protocol in ``RunConfig``. Each item's raw response is stored with every extractor's reading
+protocol in the run spec. Each item's raw response is stored with every extractor's reading
 (``extracted``: ``{"lmms-eval": letter, "vlmevalkit": letter}``, ``extract_mode`` likewise), as a
 ranking row stores both reductions; ``prediction`` / ``correct`` follow the recipe's extractor.
 Greedy decoding, ``max_new_tokens`` recorded; a response cut at the limit is flagged ``truncated``.

@@ -29,9 +29,11 @@ from mmbench_lib.models.placement import device_map_problem, max_memory_problem
 from mmbench_lib.models import openai_compat
 from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, is_served_name, rank_problem, split_spec
 from mmbench_lib.pipeline.baselines import BASELINES, refusal
-from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES, ENDPOINT_KEYS
+from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES, ENDPOINT_KEYS, ModelSpec
+from mmbench_lib.pipeline.params import check_parts, endpoint_options
 from mmbench_lib.core.items import DataError
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task, task_names
+from mmbench_lib.tasks.protocols import protocol_for
 from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.tasks.thinking import ranking_refusal
 
@@ -246,7 +248,7 @@ def check_can_rank(spec, benchmark, recipe, engine_options=None) -> None:
     """A ranking benchmark with a ranking recipe needs a model that gives log-likelihoods (the model
     registry's ``can_rank``, or an endpoint declared vLLM in ``engine_options``); ``BadValue`` naming the model
     otherwise."""
-    if not isinstance(spec, str) or not is_task(benchmark) or get_task(benchmark).protocol != "ranking":
+    if not isinstance(spec, str) or not is_task(benchmark) or protocol_for(benchmark).generates:
         return
     if isinstance(recipe, str) and recipe in RECIPES and RECIPES[recipe].generates:
         return
@@ -256,7 +258,9 @@ def check_can_rank(spec, benchmark, recipe, engine_options=None) -> None:
 
 
 def check_engine_options(options, spec) -> None:
-    """``engine_options`` (the served engines' options, docs/scale.md): known names, and only for a served model."""
+    """``engine_options`` (the served engines' options, docs/scale.md): the names and values the chosen engine
+    declares (``config.ModelSpec``: e.g. ``max_retries >= 0``, a positive ``timeout``, an http(s) ``base_url``),
+    and only for a served model."""
     if not options:
         return
     if not isinstance(options, dict):
@@ -266,6 +270,10 @@ def check_engine_options(options, spec) -> None:
         raise BadValue("engine_options", f"unknown option(s) {unknown}; known: {', '.join(sorted(ENDPOINT_KEYS))}")
     if not (isinstance(spec, str) and spec.startswith(("openai:", "vllm:"))):
         raise BadValue("engine_options", f"options of a served engine apply to vllm:<model> and openai:<model>, not {spec!r}")
+    try:
+        ModelSpec(spec=spec, engine_options=dict(options))
+    except ValueError as e:
+        raise BadValue("engine_options", str(e)) from None
 
 
 #: notebook parameters that are endpoint options under another name (notebook 20's ``endpoint_url``, ...)
@@ -289,7 +297,7 @@ def check_endpoint(values: dict) -> None:
 def check_order_matters(benchmark, recipe, permutations) -> None:
     """An option-order run (notebook 52's ``permutations``) of a content-ranking recipe is refused: it ranks
     each choice's text with no letter shown (docs/protocols.md §1.4), so no order can change its answer."""
-    if permutations is None or not is_task(benchmark) or get_task(benchmark).protocol != "ranking":
+    if permutations is None or not is_task(benchmark) or protocol_for(benchmark).generates:
         return
     if isinstance(recipe, str) and recipe in RECIPES and RECIPES[recipe].continuation == "content":
         raise BadValue("recipe", "ranks each choice's content with no letters (docs/protocols.md §1.4): the option order "
@@ -351,6 +359,10 @@ def check_values(values: dict, protocol: str | None = None) -> None:
     generated = values.get("generated_dir")
     if generated and generated != "demo" and not resolve(generated).is_dir():
         raise BadValue("generated_dir", f"no such folder {str(resolve(generated))!r}")
+    try:  # every value the run spec's model, generation, selection and judges parts hold (config.RunSpec)
+        check_parts(values)
+    except ValueError as e:
+        raise BadValue(*e.args) from None
 
 
 # --------------------------------------------------------------------------- paths and devices

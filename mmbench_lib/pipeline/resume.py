@@ -44,14 +44,36 @@ def differences(old: dict, now: dict) -> list[str]:
     return out
 
 
-def check_same_run(store: RunStore, now: dict) -> None:
+#: identity fields that say where the data is, not what it is (a run folder may be resumed from another checkout)
+WHERE = ("task.data.", "judges.generated_dir")
+
+
+def spec_changes(old: dict, new: dict, prefix: str = "", where: bool = True) -> list[str]:
+    """The dotted fields of two ``RunSpec.identity()`` dicts that differ, worded ``field old -> new``;
+    ``where=False`` leaves out the paths of the data (:data:`WHERE`; their contents are hashed elsewhere)."""
+    out = []
+    for key in sorted(set(old) | set(new)):
+        name, a, b = prefix + str(key), old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict) and a and b and name != "selection.options":
+            out += spec_changes(a, b, name + ".", where)
+        elif a != b and (where or not (name.startswith(WHERE) and isinstance(a, str) and isinstance(b, str)
+                                       and ("/" in a or "/" in b))):
+            out.append(f"{name} {a!r} (this call: {b!r})")
+    return out
+
+
+def check_same_run(store: RunStore, now: dict, spec_identity: dict | None = None) -> None:
     """Refuse to add rows made otherwise to ``store``: ``now`` is the call's identity (the keys of
-    :func:`identity` it decides; generation runs give no recipe). A store without rows is free."""
+    :func:`identity` it decides; generation runs give no recipe), ``spec_identity`` the call's
+    ``RunSpec.identity()``, compared with the one the manifest records (runs since the spec). A store without
+    rows is free."""
     old_man = store.manifest()
     if not old_man or not store.rows():
         return
     old = identity(old_man)
     diff = differences(old, now)
+    if not diff and spec_identity is not None and isinstance(old_man.get("identity"), dict):
+        diff = spec_changes(old_man["identity"], spec_identity, where=False)
     if diff:
         raise ValueError(f"{store.dir} holds a run of benchmark {old['benchmark']!r}, model {old['model']!r} made with "
                          f"other settings: {'; '.join(diff)}. Use another run_id, or the same settings to resume.")

@@ -1,20 +1,20 @@
 """When a stored run may stand for the run a report asks for: only when its whole identity is the same.
 
-A report (notebook 50) reuses a finished run from ``outputs/`` instead of making it again. A stored run
-is the run asked for only when every field of :data:`IDENTITY_FIELDS` of its recorded config (the
-manifest's ``config``, ``RunConfig.to_dict()``) equals the wanted one (model and its settings, option
-order, prompt mode, selection, ...), and its recipe (up to the reduction: both are stored), its data
-(the annotation file by hash, or the source folder) and the loader's filters are the same. A CircularEval
-rotation (``rot-3``: the options shown as [3, 0, 1, 2]) is another run: its letters name other options.
+A report (notebooks 50, 40) reuses a finished run from ``outputs/`` instead of making it again. A stored run
+is the run asked for only when its recorded ``RunSpec.identity()`` equals the wanted one (model and its settings,
+option order, prompt mode, recipe, selection, judges, ...; the data compared by content below), and its recipe (up
+to the reduction: both are stored), its data (the annotation file by hash, or the source folder) and the loader's
+filters are the same. A run recorded before the identity (a flat ``config``) is compared field by field over
+:data:`IDENTITY_FIELDS`. A CircularEval rotation (``rot-3``) is another run: its letters name other options.
 :func:`identity_difference` is the one comparison; it names the first field that differs.
 """
 from __future__ import annotations
 
 import inspect
-from dataclasses import fields
 
 from mmbench_lib.core import manifest as manifest_mod
-from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.config import RunSpec, run_params
+from mmbench_lib.pipeline.resume import spec_changes
 from mmbench_lib.tasks._common import file_sha256
 from mmbench_lib.tasks.base import get_task, path_parameters
 from mmbench_lib.tasks.recipes import Recipe, get_recipe
@@ -31,8 +31,10 @@ IDENTITY_FIELDS = (
 # ``limit`` is left out: a run of the first M items answers the first N < M as a run of N would, and the
 # caller asks that the run hold every item it reads (``reports.protocol.find_run``)
 
-_DEFAULTS = {f.name: f.default for f in fields(RunConfig) if not callable(f.default_factory)}
-_DEFAULTS.update({f.name: f.default_factory() for f in fields(RunConfig) if callable(f.default_factory)})
+#: what a flat config recorded before a field existed meant (the field's default then)
+_DEFAULTS = {"prompt_mode": "official", "rotation": 0, "permutation_seed": None, "lettered_only": False,
+             "stop_strings": [], "processor_kwargs": {}, "chat_template_kwargs": {}, "system_prompt": None,
+             "video_input": "native", "baseline": "none", "trust_remote_code": False}
 
 
 def _norm(value):
@@ -58,40 +60,58 @@ def _same_path(a, b) -> bool:
     return str(manifest_mod.resolve(a).resolve()) == str(manifest_mod.resolve(b).resolve())
 
 
-def identity_difference(man: dict, wanted: RunConfig) -> str | None:
-    """The first way the run recorded in manifest ``man`` is not the run ``wanted`` describes, in words
-    (``"rotation 3 (wanted 0)"``), or ``None`` when it is the same run."""
-    cfg = man.get("config") if isinstance(man.get("config"), dict) else None
-    if cfg is None:
-        return "no recorded config"
-    want = wanted.to_dict()
-    generates = wanted.protocol == "generation" or get_recipe(wanted.recipe).generates
+def _spec_difference(man: dict, wanted: RunSpec) -> str | None:
+    """The first field of the recorded ``identity`` that is not ``wanted``'s, the data dict and the reduction aside
+    (the data is compared by content below; both reductions are stored)."""
+    old, new = ({**i, "task": {k: v for k, v in (i.get("task") or {}).items() if k != "data"},
+                 "generation": {k: v for k, v in (i.get("generation") or {}).items() if k != "reduction"}}
+                for i in (man["identity"], wanted.identity()))
+    changes = spec_changes(old, new)
+    return changes[0].replace("(this call:", "(wanted") if changes else None
+
+
+def _flat_difference(cfg: dict, wanted: RunSpec) -> str | None:
+    want = wanted.params()
+    generates = wanted.generates or get_recipe(wanted.task.recipe).generates
     for name in IDENTITY_FIELDS:
         if name == "max_new_tokens" and not generates:
             continue
         old, new = _norm(cfg.get(name, _DEFAULTS.get(name))), _norm(want.get(name))
         if old != new:
             return f"{name} {old!r} (wanted {new!r})"
-    if wanted.protocol == "generation":
-        if not man.get("source") or not _same_path(man["source"], wanted.source):
-            return f"source {man.get('source')!r} (wanted {str(wanted.source)!r})"
+    return None
+
+
+def identity_difference(man: dict, wanted: RunSpec) -> str | None:
+    """The first way the run recorded in manifest ``man`` is not the run ``wanted`` describes, in words
+    (``"rotation 3 (wanted 0)"``), or ``None`` when it is the same run."""
+    cfg = run_params(man)
+    if not cfg:
+        return "no recorded config"
+    why = _spec_difference(man, wanted) if isinstance(man.get("identity"), dict) else _flat_difference(cfg, wanted)
+    if why:
+        return why
+    data = wanted.task.data
+    if wanted.generates:
+        if not man.get("source") or not _same_path(man["source"], data["source"]):
+            return f"source {man.get('source')!r} (wanted {str(data['source'])!r})"
         return None
     recorded = man.get("recipe")
     if not isinstance(recorded, dict) or ({**Recipe().to_dict(), **recorded, "reduction": None}
-                                          != {**get_recipe(wanted.recipe).to_dict(), "reduction": None}):
-        return f"recipe {(recorded or {}).get('name')!r} (wanted {wanted.recipe!r})"
+                                          != {**get_recipe(wanted.task.recipe).to_dict(), "reduction": None}):
+        return f"recipe {(recorded or {}).get('name')!r} (wanted {wanted.task.recipe!r})"
     sha = (man.get("data_sha256") or {}).get("annotation_file")
-    if sha != file_sha256(wanted.data["annotation_file"]):
+    if sha != file_sha256(data["annotation_file"]):
         return "annotation file (another file, by its SHA-256)"
-    old, new = _filters(wanted.benchmark, man.get("data") or {}), _filters(wanted.benchmark, wanted.data)
+    old, new = _filters(wanted.benchmark, man.get("data") or {}), _filters(wanted.benchmark, data)
     if old != new:
         key = next(k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k))
         return f"loader filter {key} {old.get(key)!r} (wanted {new.get(key)!r})"
-    if bool((man.get("data") or {}).get("frames_root")) != bool(wanted.data.get("frames_root")):
+    if bool((man.get("data") or {}).get("frames_root")) != bool(data.get("frames_root")):
         return "video frames (pre-extracted or decoded)"
     return None
 
 
-def same_identity(man: dict, wanted: RunConfig) -> bool:
+def same_identity(man: dict, wanted: RunSpec) -> bool:
     """Whether the run of manifest ``man`` is the run ``wanted`` (:func:`identity_difference`)."""
     return identity_difference(man, wanted) is None

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 from mmbench_lib.core import manifest
@@ -15,7 +14,7 @@ from mmbench_lib.models import load_adapter
 from mmbench_lib.tasks.recipes import get_recipe
 from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder  # noqa: F401 - re-exported
 from mmbench_lib.core.store import METRICS, SHARDS, RunStore, shard_dir, store_file, write_json_atomic
-from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.config import RunConfig, RunSpec, run_params
 from mmbench_lib.pipeline.baselines import refusal
 from mmbench_lib.pipeline.generation import evaluate_generation, label_for
 from mmbench_lib.pipeline.ocr import OCRUnavailable
@@ -25,6 +24,7 @@ from mmbench_lib.pipeline.shards import merge_runs, select
 from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.tasks.base import load_items as task_items
 from mmbench_lib.pipeline.backend import call_size, with_backend
+from mmbench_lib.pipeline.params import demo_args, loader_args, model_settings, notebook_spec, run_data  # noqa: F401 - re-exported
 
 
 def run_dir(run_id: str | None = None, label: str = "run", shard: tuple[int, int] | None = None) -> Path:
@@ -54,7 +54,7 @@ def data_hashes(data: dict) -> dict:
     return {k: file_sha256(v) for k, v in data.items() if isinstance(v, (str, Path)) and Path(v).is_file()}
 
 
-def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
+def evaluate_ranking(config: RunSpec, adapter=None) -> dict:
     """Load items, rank their choices with the config's model (or ``adapter``), store predictions,
     write and return metrics.
 
@@ -71,42 +71,44 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
 
     import torch
 
-    c = config
-    torch.manual_seed(c.seed)
-    items = select(c.select(load_items(c.benchmark, c.data)), c.shard_index, c.num_shards)
-    recipe = get_recipe(c.recipe)
-    recipe = recipe if recipe.generates else get_recipe(recipe, reduction=c.reduction)
-    generation = {"max_new_tokens": c.max_new_tokens, "do_sample": False, "chat_template": recipe.chat} \
+    c, sel, data = config, config.selection, config.task.data
+    torch.manual_seed(sel.seed)
+    items = select(c.select(load_items(c.benchmark, data)), sel.shard_index, sel.num_shards)
+    recipe = get_recipe(c.task.recipe)
+    recipe = recipe if recipe.generates else get_recipe(recipe, reduction=c.generation.reduction)
+    generation = {"max_new_tokens": c.generation.max_new_tokens, "do_sample": False, "chat_template": recipe.chat} \
         if recipe.generates else None
-    adapter = adapter or load_adapter(c.model, **c.adapter_options())
-    video = set_video_input(adapter, c.video_input)
-    store = RunStore(c.out_dir, shard=(c.shard_index, c.num_shards))
+    adapter = adapter or load_adapter(c.model.spec, **c.adapter_options())
+    video = set_video_input(adapter, c.model.video_input)
+    store = RunStore(c.out_dir, shard=(sel.shard_index, sel.num_shards))
     now = identity({"benchmark": c.benchmark, "recipe": recipe.to_dict(), "generation": generation,
                     "options": c.option_settings(), "video_input": video})
-    check_same_run(store, {**now, "model": adapter.name})
+    check_same_run(store, {**now, "model": adapter.name}, c.identity())
     if store.rows():
-        check_same_selection(store.dir, store.manifest().get("config"), c.to_dict())
-    task = get_task(c.benchmark)
-    image_output = ImageOutputScorer(ClipJudge(c.clip_model, c.clip_pretrained, device=getattr(adapter, "device", "cpu")),
-                                     str(manifest.resolve(c.generated_dir)) if c.generated_dir else None)
+        check_same_selection(store.dir, run_params(store.manifest()), c.params())
+    task, judges = get_task(c.benchmark), c.judges
+    image_output = ImageOutputScorer(ClipJudge(judges.clip_model, judges.clip_pretrained,
+                                               device=getattr(adapter, "device", "cpu")),
+                                     str(manifest.resolve(judges.generated_dir)) if judges.generated_dir else None)
     store.update_manifest(
-        **manifest.base_manifest(c.parameters, c.seed), benchmark=c.benchmark, data=_json_native(c.data),
-        data_sha256=data_hashes(c.data), model=adapter.describe(), recipe=recipe.to_dict(), n_items=len(items),
+        **manifest.base_manifest(c.parameters, sel.seed), benchmark=c.benchmark, data=_json_native(data),
+        data_sha256=data_hashes(data), model=adapter.describe(), recipe=recipe.to_dict(), n_items=len(items),
         **({"generation": generation} if generation else {}),
         image_output=image_output.describe() if any(it.needs_image_output for it in items) else None,
-        shard={"index": c.shard_index, "count": c.num_shards, "item_ids": [it.id for it in items]} if c.num_shards > 1 else None,
-        options=c.option_settings(), config=c.to_dict(), video_input=video,
+        shard={"index": sel.shard_index, "count": sel.num_shards, "item_ids": [it.id for it in items]}
+        if sel.num_shards > 1 else None,
+        options=c.option_settings(), spec=c.to_dict(), identity=c.identity(), video_input=video,
     )
     if recipe.generates:
         adapter = with_backend(adapter, c)
-        generate_letters(items, adapter, store, recipe, max_new_tokens=c.max_new_tokens, batch_size=call_size(adapter, c),
-                         retry_failed=c.retry_failed, progress=c.progress)
+        generate_letters(items, adapter, store, recipe, max_new_tokens=c.generation.max_new_tokens,
+                         batch_size=call_size(adapter, c), retry_failed=c.retry_failed, progress=c.progress)
     else:
-        rank_items(items, adapter, store, recipe, batch_size=c.batch_size, retry_failed=c.retry_failed,
+        rank_items(items, adapter, store, recipe, batch_size=c.generation.batch_size, retry_failed=c.retry_failed,
                    progress=c.progress, image_output=image_output)
     metrics = summarize([r for r in store.rows() if r["id"] in {it.id for it in items}], task.groups)
-    metrics.update(model_name=c.model_name or None, data=describe_data(c.to_dict(), len({it.id for it in items}), c.num_shards > 1,
-                                                                 task.declared_size(None)))
+    metrics.update(model_name=c.model.name or None, data=describe_data(c.params(), len({it.id for it in items}),
+                                                                 sel.num_shards > 1, task.declared_size(None)))
     metrics.update(benchmark=c.benchmark, model=adapter.name, recipe=recipe.name, reduction=recipe.reduction,
                    video_input=video["used"])
     store.write_metrics(metrics)
@@ -114,10 +116,10 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
     return metrics
 
 
-def evaluate(config: RunConfig, adapter=None) -> dict:
+def evaluate(config: RunSpec, adapter=None) -> dict:
     """Run ``config``: answer ranking for SEED v1 / SEED-2, generation for MMMU / CMMMU (the
     protocol comes from the benchmark's task module). ``adapter``: an already loaded model."""
-    if config.protocol == "generation":
+    if config.generates:
         return evaluate_generation(config, adapter)
     return evaluate_ranking(config, adapter)
 
@@ -126,11 +128,6 @@ def metrics_from_store(out_dir, benchmark: str) -> dict:
     """Recompute metrics from a run's predictions file alone."""
     store = RunStore(out_dir, readonly=True)
     return summarize(store.rows(), get_task(benchmark).groups)
-
-
-def demo_args(benchmark: str, paths: dict, **filters) -> dict:
-    """Loader keyword arguments for a demo set built by ``mmbench_lib.demo`` (the task's ``demo_args``)."""
-    return get_task(benchmark).demo_args(paths, **filters)
 
 
 #: parameter names of the evaluation notebooks, recorded in the manifest (with every ranking loader's arguments)
@@ -143,43 +140,8 @@ NOTEBOOK_PARAMETERS = {
 }
 
 
-def model_settings(device: str = "auto", dtype: str | None = "auto", revision: str | None = "",
-                   trust_remote_code: bool = False, device_map=None, max_memory: dict | None = None,
-                   processor_kwargs: dict | None = None, system_prompt: str = "", chat_template_kwargs: dict | None = None,
-                   stop_strings: list | None = None) -> dict:
-    """The model settings of a notebook's parameters as ``RunConfig`` / ``load_adapter`` keywords
-    (empty strings and dicts mean "not given"; dtype "auto" is recorded as None, the default); the model-card
-    settings (processor keywords, system prompt, chat-template keywords, stop strings) only when given."""
-    card = {"processor_kwargs": processor_kwargs or {}, "system_prompt": system_prompt or None,
-            "chat_template_kwargs": chat_template_kwargs or {}, "stop_strings": list(stop_strings or [])}
-    return {"device": device, "dtype": None if dtype in ("", "auto") else dtype, "revision": revision or None,
-            "trust_remote_code": trust_remote_code,
-            "device_map": None if device_map in ("", "none", {}) else device_map, "max_memory": max_memory or None,
-            **{k: v for k, v in card.items() if v}}
 
-
-def loader_args(benchmark: str, annotation_file: str = "", demo: dict | None = None, **kw) -> dict:
-    """Loader keyword arguments from notebook parameters: empty strings mean "not given";
-    with no annotation file, the demo set's paths are used."""
-    if not annotation_file:
-        if demo is None:
-            raise ValueError("give annotation_file, or a demo set to fall back on")
-        given = [k for k in get_task(benchmark).path_parameters if kw.get(k) not in ("", None, {}, [])]
-        if given:  # never dropped without a word (preflight.check_data says the same before a run)
-            raise ValueError(f"{given[0]} is given but annotation_file is empty: give the annotation_file it belongs to")
-        return demo_args(benchmark, demo, **{k: v for k, v in kw.items() if k in ("dimensions", "level", "part")})
-    task = get_task(benchmark)
-    accepted = set(task.data_parameters())
-    args = {"annotation_file": str(manifest.resolve(annotation_file))}
-    for k, v in kw.items():
-        if k in accepted and v not in ("", None, {}, []):
-            if k in task.path_parameters:
-                v = {s: str(manifest.resolve(p)) for s, p in v.items()} if isinstance(v, dict) else str(manifest.resolve(v))
-            args[k] = v
-    return args
-
-
-__all__ = ["RunConfig", "evaluate", "evaluate_ranking", "evaluate_generation", "metrics_from_store", "run_dir",
+__all__ = ["RunConfig", "RunSpec", "notebook_spec", "run_data", "evaluate", "evaluate_ranking", "evaluate_generation", "metrics_from_store", "run_dir",
            "make_run_id", "load_items", "demo_args", "merge_sub_runs", "loader_args", "NOTEBOOK_PARAMETERS", "per_dimension", "model_settings"]
 
 
@@ -192,12 +154,12 @@ PAPER_BASELINES = ("random", "frequent", "none", "ocr")
 _LOADED: dict[str, object] = {}
 
 
-def shared_adapter(config: RunConfig):
-    """The config's model (``load_adapter(model, **adapter_options())``), loaded once per process for one spec and
+def shared_adapter(config: RunSpec):
+    """The run's model (``load_adapter(model.spec, **adapter_options())``), loaded once per process for one spec and
     one set of load options: a notebook that runs several settings on one model (notebook 21's three settings x two
     prompts, notebook 50's two benchmarks) loads it once. Only the last model is kept (a different one replaces it,
     so memory holds one)."""
-    return load_shared(config.model, config.adapter_options())
+    return load_shared(config.model.spec, config.adapter_options())
 
 
 def load_shared(spec: str, options: dict):
@@ -209,27 +171,28 @@ def load_shared(spec: str, options: dict):
     return _LOADED[key]
 
 
-def evaluate_baselines(config: RunConfig, baselines=PAPER_BASELINES) -> dict[str, dict]:
+def evaluate_baselines(config: RunSpec, baselines=PAPER_BASELINES) -> dict[str, dict]:
     """``config`` once per baseline, each in ``config.out_dir/<label>`` (``random``, ``frequent``, the
     model's name, ``<model>+ocr``), the model loaded once and shared (:func:`shared_adapter`); a baseline whose OCR engine is
     not installed, or that the task refuses (``baselines.refusal``: Frequent Choice without a validation
     split), is skipped with the reason printed. Returns the metrics by label."""
+    spec = config.model.spec
     for b in [b for b in baselines if refusal(config.benchmark, b)]:
-        print(f"skipped {label_for(config.model, b)}: {refusal(config.benchmark, b)}")
+        print(f"skipped {label_for(spec, b)}: {refusal(config.benchmark, b)}")
     baselines = [b for b in baselines if not refusal(config.benchmark, b)]
     needs_model = [b for b in baselines if b in ("none", "ocr")]
     llm = shared_adapter(config) if needs_model else None
     results = {}
     for b in baselines:
-        label = label_for(config.model, b)
-        one = replace(config, out_dir=Path(config.out_dir) / label, baseline=b,
-                      parameters={**config.parameters, "baseline": b})
+        label = label_for(spec, b)
+        one = config.with_params(out_dir=Path(config.out_dir) / label, baseline=b,
+                                 parameters={**config.parameters, "baseline": b})
         try:
             results[label] = evaluate(one, llm if b in needs_model else None)
         except OCRUnavailable as e:
             print(f"skipped {label}: {e}")
-    if config.num_shards > 1:  # the shard's end (the launcher's mark of a finished shard): its sub-runs' counts
-        shard = (config.shard_index, config.num_shards)
+    if config.selection.num_shards > 1:  # the shard's end (the launcher's mark of a finished shard): its sub-runs' counts
+        shard = (config.selection.shard_index, config.selection.num_shards)
         write_json_atomic(store_file(config.out_dir, METRICS, shard), {"sub_runs": {k: m["counts"] for k, m in results.items()}})
     return results
 
@@ -248,24 +211,25 @@ def merge_sub_runs(out_dir) -> dict[str, dict]:
         raise ValueError(f"no shard sub-runs (shards/<k>-of-<n>/<label>/manifest.shard-*.json) under {root}")
     order = {b: i for i, b in enumerate(PAPER_BASELINES)}
     results = {}
-    for label in sorted(found, key=lambda k: (order.get(found[k]["config"].get("baseline"), len(order)), k)):
-        config = RunConfig(**{**found[label]["config"], "out_dir": root / label, "shard_index": 0, "num_shards": 1})
-        score = (lambda store, c=config: _score_merged(c, store)) if config.protocol == "generation" else None
+    for label in sorted(found, key=lambda k: (order.get(run_params(found[k]).get("baseline"), len(order)), k)):
+        config = RunSpec.from_manifest(found[label], out_dir=root / label, shard_index=0, num_shards=1)
+        score = (lambda store, c=config: _score_merged(c, store)) if config.generates else None
         results[label] = merge_runs(sorted(root.glob(f"{SHARDS}/*/{label}")), root / label, config.benchmark, score=score)
     return results
 
 
-def _score_merged(config: RunConfig, store: RunStore) -> dict:
-    from mmbench_lib.pipeline.generation import load_items as generation_items, score_run
+def _score_merged(config: RunSpec, store: RunStore) -> dict:
+    from mmbench_lib.pipeline.generation import score_run
 
-    items = config.select(generation_items(config.benchmark, config.source, config.split, config.subjects, config.cache_dir))
-    _rows, metrics = score_run(items, store, use_random=config.use_random, mode=config.prompt_mode)
+    gen = config.generation
+    items = config.select(load_items(config.benchmark, config.task.load_args()))
+    _rows, metrics = score_run(items, store, use_random=gen.use_random, mode=config.task.prompt_mode)
     man = store.manifest()
-    metrics.update(model=(man.get("generation") or {}).get("model"), baseline=config.baseline,
-                   label=label_for(config.model, config.baseline), max_new_tokens=config.max_new_tokens,
-                   model_name=config.model_name or None,
-                   data=describe_data(config.to_dict(), len({it.id for it in items}), declared=get_task(config.benchmark)
-                                      .declared_size(config.split)))
+    metrics.update(model=(man.get("generation") or {}).get("model"), baseline=gen.baseline,
+                   label=label_for(config.model.spec, gen.baseline), max_new_tokens=gen.max_new_tokens,
+                   model_name=config.model.name or None,
+                   data=describe_data(config.params(), len({it.id for it in items}),
+                                      declared=get_task(config.benchmark).declared_size(config.task.split)))
     if man.get("ocr"):  # the LLM + OCR baseline: its reader as one process records it, tesseract calls summed
         label = Path(config.out_dir).name
         shard_metrics = sorted(Path(config.out_dir).parent.glob(f"{SHARDS}/*/{label}/metrics*.json"))

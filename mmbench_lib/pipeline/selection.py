@@ -65,7 +65,7 @@ def describe_change(where: str, change: tuple[str, object, object]) -> str:
 
 def check_same_selection(where, old_config: dict | None, new_config: dict) -> None:
     """Raise a one-line ``ValueError`` when a store holding rows made with ``old_config`` (its manifest's
-    ``config``) is resumed with another selection (``new_config``, ``RunConfig.to_dict()``)."""
+    ``config``) is resumed with another selection (``new_config``, ``RunSpec.params()``)."""
     change = selection_change(old_config or {}, new_config)
     if change:
         raise ValueError(describe_change(str(where), change))

@@ -18,10 +18,11 @@ from mmbench_lib.core.metrics import summarize
 from mmbench_lib.core.store import RunStore, read_jsonl, write_json_atomic
 from mmbench_lib.pipeline.selection import selection_change, selection_of
 from mmbench_lib.tasks.base import canonical_name, get_task, is_task
+from mmbench_lib.pipeline.config import identity_hash, run_params
 
 #: the fields of a shard's fingerprint, in the order a difference is reported
 FINGERPRINT = ("benchmark", "model", "recipe", "reduction", "generation", "selection", "options", "video_input",
-               "data_sha256", "num_shards")
+               "data_sha256", "num_shards", "identity")
 #: the model description's fields that decide its answers (not its placement: shards run on different GPUs)
 MODEL_KEYS = ("adapter", "name", "scorer", "dtype", "seed", "revision", "append_eos")
 
@@ -58,7 +59,8 @@ def fingerprint(manifest: dict) -> dict:
     """What makes a shard part of one run, from its manifest: benchmark, model, recipe and reduction,
     generation settings, the item selection (``limit``, dimensions, subjects, split, level, part;
     ``mmbench_lib.pipeline.selection``), option order, video path, the data files' hashes and the shard
-    count. Shards merge only when these are equal."""
+    count, and the run's ``identity`` (``RunSpec.identity``, hashed; runs since the spec). Shards merge only when
+    these are equal."""
     recipe = manifest.get("recipe") or {}
     return {
         "benchmark": manifest.get("benchmark"),
@@ -66,11 +68,12 @@ def fingerprint(manifest: dict) -> dict:
         "recipe": {k: v for k, v in recipe.items() if k != "reduction"} if isinstance(recipe, dict) else recipe,
         "reduction": recipe.get("reduction") if isinstance(recipe, dict) else None,
         "generation": manifest.get("generation"),
-        "selection": selection_of(manifest.get("config") or {}),
+        "selection": selection_of(run_params(manifest)),
         "options": manifest.get("options"),
         "video_input": (manifest.get("video_input") or {}).get("used"),
         "data_sha256": manifest.get("data_sha256"),
         "num_shards": (manifest.get("shard") or {}).get("count", manifest.get("num_shards")),
+        "identity": identity_hash(manifest["identity"]) if isinstance(manifest.get("identity"), dict) else None,
     }
 
 
@@ -205,7 +208,7 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
         diff = previous.get("merged_from") and (
             fingerprint_difference({**was, "selection": None}, {**now, "selection": None})
             or (lambda c: c and f"selection {c[0]}: {c[1]!r} vs {c[2]!r}")(
-                selection_change(previous.get("config") or {}, json.loads(reference.read_text(encoding="utf-8")).get("config") or {})))
+                selection_change(run_params(previous), run_params(json.loads(reference.read_text(encoding="utf-8"))))))
         if diff:
             raise ValueError(f"{out_dir} holds a merge of other shards ({diff}); merge into an empty folder")
     store = RunStore(out_dir)
@@ -231,7 +234,7 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
     if shard_metrics.is_file():
         metrics.update({k: v for k, v in json.loads(shard_metrics.read_text(encoding="utf-8")).items() if k not in counted})
     if "data" in metrics:  # a shard is "a subset"; the merged run is what one process would have scored
-        metrics["data"] = describe_data(first.get("config") or {"data": first.get("data") or {}}, len(rows_by_id))
+        metrics["data"] = describe_data(run_params(first) or {"data": first.get("data") or {}}, len(rows_by_id))
     metrics.update(metrics_note)
     store.write_metrics(metrics)
     write_json_atomic(Path(out_dir) / "merge.json", {"shards": n, "items": len(rows_by_id), **metrics_note})

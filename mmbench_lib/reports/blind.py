@@ -29,7 +29,7 @@ shown beside the observed one, and several models make the intersection meaningf
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -44,7 +44,7 @@ from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.core.uncertainty import SCORED
 from mmbench_lib.models import load_adapter
-from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.config import RunSpec
 from mmbench_lib.pipeline.generation import label_for
 from mmbench_lib.pipeline.runs import evaluate
 from mmbench_lib.reports import subruns
@@ -59,7 +59,7 @@ def folder_label(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", label_for(spec, "none"))
 
 
-def blind_runs(config: RunConfig, models, out_dir, adapters: dict | None = None) -> dict[str, Path]:
+def blind_runs(config: RunSpec, models, out_dir, adapters: dict | None = None) -> dict[str, Path]:
     """Evaluate ``config``'s items with each text-only model of ``models`` (specs), each as its own
     resumable run ``out_dir/blind__<label>``; returns ``{label: folder}``. A model that sees images is
     a ValueError (the audit withholds the images). ``adapters``: already loaded models by spec.
@@ -72,12 +72,12 @@ def blind_runs(config: RunConfig, models, out_dir, adapters: dict | None = None)
         if subruns.merged(folder):
             out[label] = folder
             continue
-        cfg = replace(config, out_dir=folder, model=spec, baseline="none",
-                      parameters={**config.parameters, "blind_model": spec})
+        cfg = config.with_params(out_dir=folder, model=spec, baseline="none",
+                                 parameters={**config.parameters, "blind_model": spec})
         adapter = None
-        shard = f", shard {cfg.shard_index} of {cfg.num_shards}" if cfg.num_shards > 1 else ""
+        shard = f", shard {cfg.selection.shard_index} of {cfg.selection.num_shards}" if cfg.selection.num_shards > 1 else ""
         with subruns.step(f"blind model {k} of {len(models)}: {spec} without the images{shard}"):
-            if cfg.protocol == "ranking" or cfg.baseline == "none":
+            if not cfg.generates or cfg.generation.baseline == "none":
                 adapter = (adapters or {}).get(spec) or load_adapter(spec, **cfg.adapter_options())
                 if getattr(adapter, "sees_images", True):
                     raise ValueError(f"blind model {spec!r} sees images; the blind audit needs text-only models "

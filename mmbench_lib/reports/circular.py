@@ -8,8 +8,8 @@ official parsers read a letter back, with a random fallback). MMBench's **Circul
 2023) asks every question once per cyclic shift of its options and counts it right only if every shift
 is answered right. This module does that for any lettered benchmark of the suite:
 
-1. :func:`order_runs`: the configured run (``pipeline.config.RunConfig``: any benchmark, model, recipe)
-   once per option order, each an ordinary stored, resumable run with ``RunConfig.rotation`` (or
+1. :func:`order_runs`: the configured run (``pipeline.config.RunSpec``: any benchmark, model, recipe)
+   once per option order, each an ordinary stored, resumable run with ``selection.rotation`` (or
    ``permutation_seed``) set, in ``<report folder>/rot-<k>/`` (``perm-<s>/``). Rotations: ``k = 0 ..
    n-1`` where ``n`` is the largest option count; rotation ``k`` asks the items with more than ``k``
    options, so each item is asked under exactly its own ``n`` rotations (``tasks.options``). Seeded
@@ -34,7 +34,7 @@ the order up to ties, so their circular accuracy equals the plain one: a check, 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -51,7 +51,7 @@ from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.core.uncertainty import SCORED
 from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline import runs
-from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.config import RunSpec
 from mmbench_lib.pipeline.preflight import BadValue, check_order_matters
 from mmbench_lib.reports import subruns
 from mmbench_lib.tasks.options import movable, to_original
@@ -61,18 +61,17 @@ REPORT_FILE = "circular.json"
 ALL = "All"
 
 
-def max_options(config: RunConfig) -> int:
+def max_options(config: RunSpec) -> int:
     """The largest number of movable options among the lettered items ``config`` asks."""
-    base = replace(config, lettered_only=True, rotation=0, permutation_seed=None)
-    task = get_task(base.benchmark)
-    items = base.select(load_items(base.benchmark, task.run_args(base)))
+    base = config.with_params(lettered_only=True, rotation=0, permutation_seed=None)
+    items = base.select(load_items(base.benchmark, base.task.load_args()))
     if not items:
         raise ValueError(f"{config.benchmark}: no lettered multiple-choice item among the selected items")
     return max(len(movable(it)) for it in items)
 
 
-def order_keys(config: RunConfig, permutations: int = 0) -> list[tuple[str, dict]]:
-    """``(folder name, RunConfig fields)`` of each order: every rotation, or the original order plus
+def order_keys(config: RunSpec, permutations: int = 0) -> list[tuple[str, dict]]:
+    """``(folder name, flat RunSpec parameters)`` of each order: every rotation, or the original order plus
     ``permutations - 1`` seeded permutations."""
     if permutations < 0 or permutations == 1:
         raise ValueError(f"permutations must be 0 (all cyclic rotations) or >= 2, got {permutations}")
@@ -81,15 +80,14 @@ def order_keys(config: RunConfig, permutations: int = 0) -> list[tuple[str, dict
     return [(f"rot-{k}", {"rotation": k}) for k in range(max_options(config))]
 
 
-def scope(config: RunConfig, permutations: int = 0) -> str:
+def scope(config: RunSpec, permutations: int = 0) -> str:
     """One line: the lettered items the report asks (of all selected; a ``limit`` is a subsample, said so) and
     the orders each is asked under."""
-    base = replace(config, lettered_only=True, rotation=0, permutation_seed=None, limit=0)
-    task = get_task(base.benchmark)
-    selected = load_items(base.benchmark, task.run_args(base))
+    base = config.with_params(lettered_only=True, rotation=0, permutation_seed=None, limit=0)
+    selected = load_items(base.benchmark, base.task.load_args())
     lettered = base.select(selected)
-    used = min(config.limit, len(lettered)) if config.limit else len(lettered)
-    sub = f"the first {used} (limit {config.limit}: a subsample; limit 0 runs all) of " if used < len(lettered) else ""
+    used = min(config.selection.limit, len(lettered)) if config.selection.limit else len(lettered)
+    sub = f"the first {used} (limit {config.selection.limit}: a subsample; limit 0 runs all) of " if used < len(lettered) else ""
     orders = (f"{permutations} orders (the original and {permutations - 1} seeded permutations)" if permutations
               else f"every cyclic rotation of its options (up to {max_options(config)})")
     return f"{config.benchmark}: {sub}{len(lettered)} lettered multiple-choice items (of {len(selected)} selected), each under {orders}"
@@ -104,37 +102,37 @@ def bias_line(r: "CircularReport") -> str:
             f"p = {b['p_value']:.3g} over {b['rows']} answered rows (descriptive: an item's orders are not independent)")
 
 
-def order_free(config: RunConfig) -> str | None:
+def order_free(config: RunSpec) -> str | None:
     """Why an option-order check of ``config`` cannot find anything, or ``None``: a content-ranking recipe
     ranks each choice's text with no letter shown (SEED-Bench §3.4), so every order gives the same answer up
     to ties and each rotation would only repeat the plain run (``preflight.check_order_matters``, the check
     ``mmbench run`` makes before the run)."""
     try:
-        check_order_matters(config.benchmark, config.recipe, 0)
+        check_order_matters(config.benchmark, config.task.recipe, 0)
     except BadValue as e:
-        return f"recipe {config.recipe!r} {e}"
+        return f"recipe {config.task.recipe!r} {e}"
     return None
 
 
-def order_runs(config: RunConfig, out_dir, permutations: int = 0, adapter=None) -> dict[str, Path]:
+def order_runs(config: RunSpec, out_dir, permutations: int = 0, adapter=None) -> dict[str, Path]:
     """Evaluate ``config``'s lettered items under each order (module doc) as runs ``out_dir/<key>``,
     the model loaded once; rerunning resumes each. Returns ``{key: folder}``. ``config.num_shards > 1``:
     each order's run holds only that shard's items (the same items in every order); an order's run already
     merged from this report's shards (``reports.subruns``) is read, not run again."""
-    base = replace(config, lettered_only=True, rotation=0, permutation_seed=None)
+    base = config.with_params(lettered_only=True, rotation=0, permutation_seed=None)
     keys = order_keys(base, permutations)
     todo = [key for key, _ in keys if not subruns.merged(Path(out_dir) / key)]
-    if todo and adapter is None and (base.protocol == "ranking" or base.baseline in ("none", "ocr")):
-        with subruns.step(f"loading {base.model} (once, for every order)"):
-            adapter = load_adapter(base.model, **base.adapter_options())
+    if todo and adapter is None and (not base.generates or base.generation.baseline in ("none", "ocr")):
+        with subruns.step(f"loading {base.model.spec} (once, for every order)"):
+            adapter = load_adapter(base.model.spec, **base.adapter_options())
     what = "rotation" if not permutations else "order"
-    shard = f", shard {base.shard_index} of {base.num_shards}" if base.num_shards > 1 else ""
+    shard = f", shard {base.selection.shard_index} of {base.selection.num_shards}" if base.selection.num_shards > 1 else ""
     out = {}
     for k, (key, fields) in enumerate(keys, 1):
         out[key] = Path(out_dir) / key
         if key not in todo:
             continue
-        cfg = replace(base, out_dir=Path(out_dir) / key, parameters={**base.parameters, "option_order": key}, **fields)
+        cfg = base.with_params(out_dir=Path(out_dir) / key, parameters={**base.parameters, "option_order": key}, **fields)
         with subruns.step(f"{what} {k} of {len(keys)} ({key}){shard}"):
             runs.evaluate(cfg, adapter)
     return out

@@ -47,7 +47,8 @@ from mmbench_lib.core.requests import ChoiceScore
 from mmbench_lib.core.uncertainty import compare_runs
 from mmbench_lib.pipeline import rescoring
 from mmbench_lib.pipeline import runs as runs_mod
-from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.config import RunSpec, run_params
+from mmbench_lib.tasks.protocols import protocol_for
 from mmbench_lib.reports import subruns
 from mmbench_lib.scoring import pick
 from mmbench_lib.tasks.base import all_tasks, get_task, load_items
@@ -79,7 +80,7 @@ class _SharedModel:
         return self.adapter
 
 
-def ensure_run(config: RunConfig, ids: list[str], model: _SharedModel | None = None, reuse: bool = True) -> dict:
+def ensure_run(config: RunSpec, ids: list[str], model: _SharedModel | None = None, reuse: bool = True) -> dict:
     """``{"folder", "reused"}``: ``config.out_dir`` itself when it holds the merge of this report's shards
     (``reports.subruns``), else a matching finished run in ``outputs/`` when ``reuse`` (``reused`` is False
     when it is ``config.out_dir`` itself, finished by an earlier call), else ``config`` evaluated
@@ -90,7 +91,7 @@ def ensure_run(config: RunConfig, ids: list[str], model: _SharedModel | None = N
     folder = subruns.find_same_run(config, ids) if reuse else None
     if folder is not None:
         return {"folder": Path(folder), "reused": Path(folder).resolve() != Path(config.out_dir).resolve()}
-    runs_mod.evaluate(config, model(config.model) if model else None)
+    runs_mod.evaluate(config, model(config.model.spec) if model else None)
     return {"folder": Path(config.out_dir), "reused": False}
 
 
@@ -429,7 +430,7 @@ def seed_report(benchmark: str, data: dict, out_dir, model: str = "smollm2",
     only shard k's items of each run are made and ``None`` is returned (the report is made on the merged runs,
     ``reports.subruns``)."""
     settings = {"device": device, **(settings or {})}
-    if get_task(benchmark).protocol != "ranking":
+    if protocol_for(benchmark).generates:
         raise ValueError(f"seed_report is for the ranking benchmarks {', '.join(t.name for t in all_tasks('ranking'))}, "
                          f"not {benchmark!r}")
     chosen = [SEED_PROTOCOLS[k] for k in protocols]
@@ -442,7 +443,7 @@ def seed_report(benchmark: str, data: dict, out_dir, model: str = "smollm2",
     made = {}
     recipes = list(dict.fromkeys(p.recipe for p in chosen))
     for k, recipe in enumerate(recipes, 1):
-        config = RunConfig(benchmark, Path(out_dir) / f"{benchmark}__{recipe}", data=data, model=model, recipe=recipe,
+        config = RunSpec.from_params(benchmark, Path(out_dir) / f"{benchmark}__{recipe}", data=data, model=model, recipe=recipe,
                            scorer=scorer, limit=limit, max_new_tokens=max_new_tokens, batch_size=batch_size,
                            progress=progress, shard_index=shard[0], num_shards=shard[1], **settings,
                            parameters={"report": "protocol sensitivity", "recipe": recipe, "limit": limit})
@@ -488,13 +489,13 @@ def parser_report(benchmark: str, source, out_dir, model: str = "smollm2", split
     gen_modes = list(dict.fromkeys(run_mode(p) for p in chosen))
     for gen_mode in gen_modes:
         official = gen_mode == "official"
-        config = RunConfig(benchmark, Path(out_dir) / (f"{benchmark}__generation" + ("" if official else f"__{gen_mode}")),
+        config = RunSpec.from_params(benchmark, Path(out_dir) / (f"{benchmark}__generation" + ("" if official else f"__{gen_mode}")),
                            source=str(source), split=split, subjects=subjects, model=model, limit=limit,
                            max_new_tokens=max_new_tokens if official else mode_max_new_tokens, prompt_mode=gen_mode,
                            batch_size=batch_size, progress=progress, shard_index=shard[0], num_shards=shard[1],
                            **settings, parameters={"report": "protocol sensitivity", "limit": limit, "prompt_mode": gen_mode})
         if ids is None:
-            items = load_items(benchmark, task.run_args(config))
+            items = load_items(benchmark, config.task.load_args())
             print(_scope(benchmark, len(items), limit), flush=True)
             ids = [it.id for it in (items[:limit] if limit else items)]
         with subruns.step(f"{benchmark} generation run, {gen_mode} prompt: {len(ids)} items"

@@ -2,7 +2,7 @@
 and the report's own headline.
 
 Sharded as notebooks 10, 11 and 20 are (``mmbench run NB --shards N``, :mod:`mmbench_lib.launch`): shard ``k``
-makes its share of every sub-run in ``<run>/shards/<k>-of-<N>/<sub-run>/`` (``RunConfig.shard_index`` /
+makes its share of every sub-run in ``<run>/shards/<k>-of-<N>/<sub-run>/`` (``selection.shard_index`` /
 ``num_shards``: the same items in every sub-run, so an item's rotations or protocols land in one shard) and
 stops; the merge joins each sub-run item-exactly (``pipeline.runs.merge_sub_runs``) into ``<run>/<sub-run>/``,
 and the report is computed once, on the merged sub-runs. :func:`headline` writes the report's table into the
@@ -11,7 +11,6 @@ run's own ``results.json``, which ``mmbench run`` prints.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -22,15 +21,15 @@ from mmbench_lib.analysis import results as results_mod
 from mmbench_lib.core import progress
 from mmbench_lib.core.store import MANIFEST, METRICS, PREDICTIONS, SHARDS, store_file, write_json_atomic
 from mmbench_lib.pipeline import runs
-from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.config import RunSpec, run_params
 from mmbench_lib.pipeline.reuse import same_identity
 
 
-def shard(config: RunConfig, shard_index: int = 0, num_shards: int = 1, merge_shards: bool = False) -> RunConfig:
+def shard(config: RunSpec, shard_index: int = 0, num_shards: int = 1, merge_shards: bool = False) -> RunSpec:
     """``config`` for shard ``shard_index`` of ``num_shards`` (unchanged for an unsharded run and for the merge)."""
     if merge_shards or num_shards <= 1:
-        return replace(config, shard_index=0, num_shards=1)
-    return replace(config, shard_index=shard_index, num_shards=num_shards)
+        return config.with_params(shard_index=0, num_shards=1)
+    return config.with_params(shard_index=shard_index, num_shards=num_shards)
 
 
 def is_shard(num_shards: int, merge_shards: bool) -> bool:
@@ -111,7 +110,7 @@ def _finished_runs(root: Path):
                 man = reader.read_manifest(folder)
             except reader.RunError:
                 continue
-            if man.get("finished") and (folder / METRICS).is_file() and isinstance(man.get("config"), dict):
+            if man.get("finished") and (folder / METRICS).is_file() and bool(run_params(man)):
                 yield folder, man
 
 
@@ -124,7 +123,7 @@ def covers(folder: Path, ids: list[str]) -> bool:
     return set(ids) <= have
 
 
-def find_same_run(config: RunConfig, ids: list[str], root: Path | None = None) -> Path | None:
+def find_same_run(config: RunSpec, ids: list[str], root: Path | None = None) -> Path | None:
     """The newest finished run in ``outputs/`` (``root``) that is the run ``config`` describes, its whole
     identity the same (``pipeline.reuse.same_identity``: model, recipe, option order, prompt mode, data,
     selection, ...), holding every item of ``ids``; or ``None``. Every report and notebook 40 reuse through it."""

@@ -32,7 +32,7 @@ groups
 data
     :meth:`load_items` ``(**args) -> list[Item]``: the ONE loader call, ``args`` being the keyword
     arguments the task's loader takes (recorded as they are in the manifest, so a reader can load the
-    same items again). :meth:`run_args` (a ``RunConfig``), :meth:`manifest_args` (a manifest) and
+    same items again). :meth:`run_args` (a ``RunSpec``), :meth:`manifest_args` (a manifest) and
     :meth:`demo_args` (the paths ``mmbench make-demo`` returns) build ``args``. ``hub_id``: the hub
     dataset a ``source`` defaults to. The demo builder: ``mmbench_lib.demo.make_demo`` writes each task's
     demo set under its ``name`` in the official layout; ``demo_args`` turns those paths into ``args``
@@ -161,7 +161,7 @@ class Task:
         return self.split_sizes.get(self.resolve_split(split), 0)
 
     def run_args(self, config) -> dict:
-        """``load_items`` arguments of a ``RunConfig`` (ranking: its ``data``)."""
+        """``load_items`` arguments of a ``RunSpec`` (ranking: its ``task.data``)."""
         return dict(config.data)
 
     def manifest_args(self, man: dict) -> dict:

@@ -1,7 +1,7 @@
 """Prompt modes of generation tasks: which prompt the model gets and what the official parser reads.
 
 A generation task declares its modes (``Task.prompt_modes``, key -> :class:`PromptMode`); a run names one
-(``RunConfig.prompt_mode``, default ``official``) and every table labels its number with it
+(``task.prompt_mode`` of the run spec, default ``official``) and every table labels its number with it
 (``generation (official)``, ``generation (cot)``, ...), so a number under the official protocol is never
 confused with another. docs/protocols.md §5 lists each task's modes and where their prompts come from.
 

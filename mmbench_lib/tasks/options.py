@@ -136,7 +136,7 @@ def to_original(letters, order) -> str | list | None:
 
 def select_and_arrange(items: list[Item], rotation: int = 0, permutation_seed: int | None = None,
                        lettered_only: bool = False, limit: int | None = None) -> list[Item]:
-    """The items a run with these option settings asks (``RunConfig.rotation`` / ``permutation_seed`` /
+    """The items a run with these option settings asks (``selection.rotation`` / ``permutation_seed`` /
     ``lettered_only`` / ``limit``): lettered items only when asked (or when the order changes), the
     first ``limit`` of them, then each arranged. Rotation ``k`` keeps the items with more than ``k``
     movable options. Nothing is arranged (items returned as given) when all settings are defaults."""

@@ -59,11 +59,11 @@ def test_run_config_carries_the_settings_to_the_adapter_and_checks_them(tmp_path
                   system_prompt="Be brief.", chat_template_kwargs={"enable_thinking": False}, stop_strings=["\n\n"])
     assert c.adapter_options()["settings"] == ModelSettings({"max_pixels": 256}, "Be brief.", {"enable_thinking": False},
                                                             ("\n\n",))
-    assert c.to_dict()["stop_strings"] == ["\n\n"]  # the manifest's config
+    assert c.to_dict()["generation"]["stop_strings"] == ["\n\n"]  # the manifest's spec
     assert "settings" not in RunConfig("mmmu", tmp_path, source="x", model="tiny-qwen2-vl").adapter_options()
-    with pytest.raises(ValueError, match=r"^RunConfig.stop_strings: expected non-empty strings"):
+    with pytest.raises(ValueError, match=r"^generation.stop_strings: expected non-empty strings"):
         RunConfig("mmmu", tmp_path, source="x", stop_strings=[""])
-    with pytest.raises(ValueError, match=r"^RunConfig.processor_kwargs: expected dict"):
+    with pytest.raises(ValueError, match=r"^model.processor_kwargs: expected dict"):
         RunConfig("mmmu", tmp_path, source="x", processor_kwargs="max_pixels=3")
     with pytest.raises(ValueError, match="need a model with a processor"):
         load_adapter("smollm2", device="cpu", settings=ModelSettings(processor_kwargs={"max_pixels": 1}))

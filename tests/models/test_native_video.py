@@ -162,14 +162,14 @@ def test_run_records_the_video_path(demo, tmp_path):
                                       progress=False), a)
     man = json.loads((tmp_path / "n" / "manifest.json").read_text())
     assert man["video_input"] == {"requested": "native", "used": "native"} and metrics["video_input"] == "native"
-    assert man["model"]["video_input"] == "native" and man["config"]["video_input"] == "native"
+    assert man["model"]["video_input"] == "native" and man["spec"]["model"]["video_input"] == "native"
     rows = [json.loads(x) for x in (tmp_path / "n" / "predictions.jsonl").read_text().splitlines()]
     assert [r["video_input"] for r in rows] == ["native", "native"]
     with pytest.raises(ValueError, match="video items went in as 'native'"):  # resuming must not mix paths
         runs.evaluate(RunConfig("seed", tmp_path / "n", data=data, model="tiny-qwen2-vl", device="cpu", limit=2,
                                 progress=False, video_input="frames"), a)
     a.set_video_input("native")
-    with pytest.raises(ValueError, match="RunConfig.video_input"):
+    with pytest.raises(ValueError, match="model.video_input"):
         RunConfig("seed", tmp_path / "x", data=data, video_input="clip")
 
 

@@ -150,7 +150,8 @@ def test_a_vllm_run_records_the_server_options_and_reuses_the_server(vllm_smollm
     runs.evaluate(config)
     assert vllm_server._SERVERS == started  # the session's server answered: no second model load
     m = json.loads((tmp_path / "manifest.json").read_text())
-    assert m["config"]["endpoint"]["gpu_memory_utilization"] == 0.1 and m["config"]["endpoint"]["max_model_len"] == 2048
+    assert m["spec"]["model"]["engine_options"]["gpu_memory_utilization"] == 0.1 \
+        and m["spec"]["model"]["engine_options"]["max_model_len"] == 2048
     for key, value in (("tensor_parallel_size", 1), ("data_parallel_size", 1), ("gpu_memory_utilization", 0.1),
                        ("max_model_len", 2048), ("engine", "vllm"), ("dtype", "float32"), ("concurrency", 8)):
         assert m["model"][key] == value, key

@@ -1,4 +1,4 @@
-"""The generation back-end and batch policy of a run (RunConfig.backend / batch_policy): validated in one
+"""The generation back-end and batch policy of a run (generation.backend / batch_policy): validated in one
 line, recorded in the manifest, the policy's request count reaching the model per call, and an interrupted
 batched run resuming to exactly the uninterrupted one (real SmolLM2 on MMMU demo items)."""
 import json
@@ -18,13 +18,13 @@ def _config(tmp_path, demo, **kw):
 
 
 @pytest.mark.parametrize("kw, message", [
-    ({"backend": "fast"}, "RunConfig.backend: unknown value 'fast'"),
-    ({"backend": "vllm"}, "RunConfig.backend: 'vllm' needs a vllm:<model> spec, not 'smollm2'"),
-    ({"backend": "hf", "model": "openai:m"}, "RunConfig.backend: 'hf' runs the model in this process; 'openai:m' is served"),
-    ({"batch_policy": {"max_row": 4}}, "RunConfig.batch_policy: unknown field(s) ['max_row']"),
-    ({"batch_policy": {"max_rows": 0}}, "RunConfig.batch_policy: max_rows: must be >= 1, got 0"),
-    ({"batch_policy": {"kv_decode": "yes"}}, "RunConfig.batch_policy: kv_decode: expected bool or None, got str"),
-    ({"batch_policy": {"max_rows": 4}, "backend": "hf"}, "RunConfig.batch_policy: applies to backend 'batched', not 'hf'"),
+    ({"backend": "fast"}, "generation.backend: unknown value 'fast'"),
+    ({"backend": "vllm"}, "generation.backend: 'vllm' needs a vllm:<model> spec, not 'smollm2'"),
+    ({"backend": "hf", "model": "openai:m"}, "generation.backend: 'hf' runs the model in this process; 'openai:m' is served"),
+    ({"batch_policy": {"max_row": 4}}, "generation.batch_policy: unknown field(s) ['max_row']"),
+    ({"batch_policy": {"max_rows": 0}}, "generation.batch_policy: max_rows: must be >= 1, got 0"),
+    ({"batch_policy": {"kv_decode": "yes"}}, "generation.batch_policy: kv_decode: expected bool or None, got str"),
+    ({"batch_policy": {"max_rows": 4}, "backend": "hf"}, "generation.batch_policy: applies to backend 'batched', not 'hf'"),
 ])
 def test_bad_backend_or_policy_is_one_line(kw, message, tmp_path, demo):
     with pytest.raises(ValueError) as e:
@@ -37,7 +37,8 @@ def test_auto_backend_follows_the_spec(tmp_path, demo):
     assert _config(tmp_path, demo, model="openai:m").backend_name == "openai"
     c = _config(tmp_path, demo, batch_policy={"max_rows": 4, "kv_decode": False})
     assert c.policy() == BatchPolicy(max_rows=4, kv_decode=False)
-    assert c.to_dict()["batch_policy"] == {"max_rows": 4, "kv_decode": False} and c.to_dict()["backend"] == "auto"
+    assert c.to_dict()["generation"]["batch_policy"] == {"max_rows": 4, "kv_decode": False} \
+        and c.to_dict()["generation"]["backend"] == "auto"
 
 
 def test_the_gpu_default_is_padded_generate_and_the_cpu_default_the_kv_path():
@@ -75,7 +76,7 @@ def test_the_policy_sees_every_pending_request_and_an_interrupted_run_resumes_ex
     g.evaluate_generation(whole, smollm2)
     assert calls == [12]  # all pending requests in one call, not batch_size (8) at a time
     man = json.loads((tmp_path / "a" / "run" / "manifest.json").read_text())
-    assert man["generation"]["backend"] == "batched" and man["config"]["batch_policy"] == {}
+    assert man["generation"]["backend"] == "batched" and man["spec"]["generation"]["batch_policy"] == {}
     assert man["model"]["generation"]["requests_per_call"] == 128 and man["model"]["generation"]["kv_decode"] is True
 
     calls.clear()

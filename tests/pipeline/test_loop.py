@@ -1,6 +1,8 @@
 """The one resumable batch loop (pipeline/loop.py), for both request kinds: resume skips stored ids,
 a failing item is isolated by bisection and marked failed, ranking and generation rows share field names,
 and RunConfig rejects bad values before anything loads."""
+import re
+
 import pytest
 
 from mmbench_lib.core.requests import Generation
@@ -8,7 +10,7 @@ from mmbench_lib.core.rows import base_row
 from mmbench_lib.core.store import RunStore
 from mmbench_lib.models import RandomChoice
 from mmbench_lib.pipeline import generation, ranking
-from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.config import RunConfig, RunSpec, run_params
 from mmbench_lib.pipeline.loop import Failed, bisect_call
 from mmbench_lib.tasks import mmmu, seed1
 from mmbench_lib.tasks.recipes import get_recipe
@@ -141,14 +143,20 @@ def test_bisect_call_returns_one_result_per_pair():
 
 
 @pytest.mark.parametrize("kw, field", [
-    ({"batch_size": 0}, "batch_size"), ({"batch_size": "8"}, "batch_size"), ({"recipe": "nope"}, "recipe"),
-    ({"reduction": "max"}, "reduction"), ({"model": "gpt-17"}, "model"), ({"shard_index": 2, "num_shards": 2}, "shard_index"),
-    ({"device": "gpu"}, "device"), ({"trust_remote_code": 1}, "trust_remote_code"), ({"baseline": "frequent"}, "baseline"),
-    ({"endpoint": {"base_url": "http://x"}}, "endpoint"), ({"data": {}}, "data"), ({"benchmark": "seed3"}, "benchmark"),
+    ({"batch_size": 0}, "generation.batch_size"), ({"batch_size": "8"}, "generation.batch_size"),
+    ({"recipe": "nope"}, "task.recipe"), ({"reduction": "max"}, "generation.reduction"), ({"model": "gpt-17"}, "model.spec"),
+    ({"shard_index": 2, "num_shards": 2}, "selection.shard_index"), ({"device": "gpu"}, "model.device"),
+    ({"trust_remote_code": 1}, "model.trust_remote_code"), ({"baseline": "frequent"}, "generation.baseline"),
+    ({"endpoint": {"base_url": "http://x"}}, "model.engine_options"), ({"data": {}}, "task.data"),
+    ({"benchmark": "seed3"}, "task.benchmark"), ({"model": "openai:m", "endpoint": {"timeout": "soon"}},
+                                                 "model.engine_options.timeout"),
+    ({"model": "openai:m", "endpoint": {"max_retries": -1}}, "model.engine_options.max_retries"),
+    ({"model": "openai:m", "endpoint": {"base_url": "file:///x"}}, "model.engine_options.base_url"),
 ])
 def test_run_config_names_the_bad_field(kw, field, tmp_path):
+    """A wrong value is one line naming the part and the field (``<part>.<field>: ...``)."""
     args = {"benchmark": "seed", "out_dir": tmp_path, "data": {"annotation_file": "a.json"}, **kw}
-    with pytest.raises(ValueError, match=rf"^RunConfig\.{field}: ") as e:
+    with pytest.raises(ValueError, match=rf"^{re.escape(field)}: ") as e:
         RunConfig(**args)
     assert "\n" not in str(e.value)
 
@@ -156,14 +164,27 @@ def test_run_config_names_the_bad_field(kw, field, tmp_path):
 def test_run_config_defaults_and_manifest_record(demo, tmp_path):
     c = RunConfig("cmmmu", tmp_path, source=demo["cmmmu"]["root"], model="random", split="validation", limit=0)
     assert (c.split, c.baseline, c.limit, c.protocol) == ("val", "random", None, "generation")
-    with pytest.raises(ValueError, match=r"^RunConfig\.split: "):
+    with pytest.raises(ValueError, match=r"^task\.split: "):
         RunConfig("mmmu", tmp_path, source="x", split="train")
-    with pytest.raises(ValueError, match=r"^RunConfig\.source: "):
+    with pytest.raises(ValueError, match=r"^task\.data\.source: "):
         RunConfig("mmmu", tmp_path)
     from mmbench_lib.pipeline.runs import evaluate
 
     m = evaluate(RunConfig("mmmu", tmp_path / "m", source=demo["mmmu"]["source"], model="random", subjects=["Math"],
                            progress=False))
     assert m["baseline"] == "random" and m["counts"]["items"] == 3
-    recorded = RunStore(tmp_path / "m").manifest()["config"]
-    assert recorded["benchmark"] == "mmmu" and recorded["subjects"] == ["Math"] and recorded["out_dir"] == str(tmp_path / "m")
+    man = RunStore(tmp_path / "m").manifest()
+    spec = man["spec"]  # the parts as they are
+    assert spec["task"]["benchmark"] == "mmmu" and spec["task"]["data"]["subjects"] == ["Math"]
+    assert spec["run"]["out_dir"] == str(tmp_path / "m") and spec["generation"]["baseline"] == "random"
+    again = RunSpec.from_manifest(man)  # the manifest rebuilds the same run
+    assert again.identity() == man["identity"] and again.params() == run_params(man)
+
+
+def test_old_flat_manifest_still_reads(demo, tmp_path):
+    """A manifest written before the spec holds the flat ``config``: it rebuilds the same spec."""
+    new = RunConfig("mmmu", tmp_path, source=demo["mmmu"]["source"], model="random", subjects=["Math"], limit=3)
+    old = {"config": {**{k: v for k, v in new.params().items() if k != "stop_strings"}, "stop_strings": [],
+                      "out_dir": str(tmp_path)}}
+    assert RunSpec.from_manifest(old).identity() == new.identity()
+    assert run_params(old)["subjects"] == ["Math"] and run_params({}) == {}

@@ -142,10 +142,10 @@ def test_run_config_records_placement_and_passes_it_to_the_loader(tmp_path):
     assert c.max_memory == {0: "20GiB", "cpu": "60GiB"}  # accelerate's keys: GPU indices as ints
     opts = c.adapter_options()
     assert opts["device_map"] == "auto" and opts["max_memory"] == {0: "20GiB", "cpu": "60GiB"}
-    assert c.to_dict()["device_map"] == "auto"
-    with pytest.raises(ValueError, match=r"^RunConfig.max_memory: a memory cap needs device_map"):
+    assert c.to_dict()["model"]["device_map"] == "auto"
+    with pytest.raises(ValueError, match=r"^model.max_memory: a memory cap needs device_map"):
         RunConfig("mmmu", tmp_path, source="x", max_memory={0: "20GiB"})
-    with pytest.raises(ValueError, match=r"^RunConfig.device_map: 'lm_head': device 'gpu' is not"):
+    with pytest.raises(ValueError, match=r"^model.device_map: 'lm_head': device 'gpu' is not"):
         RunConfig("mmmu", tmp_path, source="x", device_map={"lm_head": "gpu"})
 
 

@@ -4,10 +4,11 @@ import json
 
 import pytest
 
-from mmbench_lib.pipeline.config import DEFAULT_MAX_NEW_TOKENS, RunConfig
+from mmbench_lib.pipeline.config import RunConfig
 from mmbench_lib.tasks import cmmmu, mmmu, mmmu_parser, mmmu_pro, mmmu_pro_parser
 from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.tasks.modes import COT_MAX_NEW_TOKENS, OFFICIAL, answer_line
+from mmbench_lib.tasks.protocols import GENERATION, RANKING
 
 
 @pytest.fixture(scope="module")
@@ -79,12 +80,16 @@ def test_the_answer_line_decides_where_the_official_parser_reads_the_reasoning(i
 
 def test_run_config_checks_the_mode_and_sizes_max_new_tokens(tmp_path, demo):
     src = demo["mmmu"]["source"]
-    assert RunConfig("mmmu", tmp_path, source=src, model="random").max_new_tokens == DEFAULT_MAX_NEW_TOKENS == 32
+    # one default per protocol: generation's is notebook 20's documented 16 (docs/protocols.md §5); a ranking
+    # recipe that generates a letter keeps 32
+    assert RunConfig("mmmu", tmp_path, source=src, model="random").max_new_tokens == GENERATION.max_new_tokens == 16
+    assert RunConfig("seed", tmp_path, data={"annotation_file": "x"}, model="random",
+                     recipe="lmms-eval-gen").max_new_tokens == RANKING.max_new_tokens == 32
     assert RunConfig("mmmu", tmp_path, source=src, model="random", prompt_mode="cot").max_new_tokens == 512
     assert RunConfig("mmmu", tmp_path, source=src, model="random", prompt_mode="cot", max_new_tokens=64).max_new_tokens == 64
-    with pytest.raises(ValueError, match=r"^RunConfig.prompt_mode: MMMU has no prompt mode 'cto'; .*did you mean 'cot'"):
+    with pytest.raises(ValueError, match=r"^task.prompt_mode: MMMU has no prompt mode 'cto'; .*did you mean 'cot'"):
         RunConfig("mmmu", tmp_path, source=src, model="random", prompt_mode="cto")
-    with pytest.raises(ValueError, match=r"^RunConfig.prompt_mode: 'cot' applies to generation benchmarks"):
+    with pytest.raises(ValueError, match=r"^task.prompt_mode: 'cot' applies to generation benchmarks"):
         RunConfig("seed", tmp_path, data={"annotation_file": "x"}, model="random", prompt_mode="cot")
     pro = demo["mmmu-pro"]["source"]
     c = RunConfig("mmmu-pro", tmp_path, source=pro, model="random", prompt_mode="cot")
@@ -135,7 +140,7 @@ def test_a_cot_run_records_and_labels_its_mode(tmp_path, demo, smollm2):
         made[mode] = evaluate_generation(c, smollm2)
         man = json.loads((tmp_path / "modes" / mode / "manifest.json").read_text(encoding="utf-8"))
         assert man["generation"]["prompt_mode"] == mode and man["prompt_mode"]["label"] == f"generation ({mode})"
-        assert man["config"]["prompt_mode"] == mode
+        assert man["spec"]["task"]["prompt_mode"] == mode
     assert made["cot"]["prompt_mode"] == "cot" and made["official"]["prompt_mode"] == "official"
     rows = {m: [json.loads(x) for x in (tmp_path / "modes" / m / "predictions.jsonl").read_text().splitlines()]
             for m in made}
