@@ -81,7 +81,7 @@ def test_resume_refuses_another_identity(demo, tmp_path):
 
 @pytest.mark.parametrize("value, why", [
     ("{max_retries: -1}", "model.engine_options.max_retries: a whole number >= 0, got -1"),
-    ("{timeout: soon}", "model.engine_options.timeout: a number > 0, got 'soon'"),
+    ("{timeout: soon}", "model.engine_options.timeout: a number of seconds > 0, got 'soon'"),
     ("{base_url: 'file:///etc'}", "model.engine_options.base_url: an http:// or https:// URL"),
 ])
 def test_mmbench_run_refuses_bad_engine_options_before_the_run_folder(tmp_path, value, why):
