@@ -63,11 +63,17 @@ def _same_path(a, b) -> bool:
 def _spec_difference(man: dict, wanted: RunSpec) -> str | None:
     """The first field of the recorded ``identity`` that is not ``wanted``'s, the data dict and the reduction aside
     (the data is compared by content below; both reductions are stored)."""
-    old, new = ({**i, "task": {k: v for k, v in (i.get("task") or {}).items() if k != "data"},
-                 "generation": {k: v for k, v in (i.get("generation") or {}).items() if k != "reduction"}}
-                for i in (man["identity"], wanted.identity()))
+    def plain(i: dict) -> dict:
+        sel = {k: v for k, v in (i.get("selection") or {}).items() if k != "options"}
+        order = (i.get("selection") or {}).get("options") or {"rotation": 0, "permutation_seed": None,
+                                                              "lettered_only": False}
+        return {**i, "task": {k: v for k, v in (i.get("task") or {}).items() if k != "data"},
+                "generation": {k: v for k, v in (i.get("generation") or {}).items() if k != "reduction"},
+                "selection": {**sel, **order}}
+
+    old, new = plain(man["identity"]), plain(wanted.identity())
     changes = spec_changes(old, new)
-    return changes[0].replace("(this call:", "(wanted") if changes else None
+    return "; ".join(c.replace("(this call:", "(wanted") for c in changes) or None
 
 
 def _flat_difference(cfg: dict, wanted: RunSpec) -> str | None:

@@ -225,7 +225,7 @@ def test_a_rotated_or_permuted_run_is_never_reused(demo, outputs):
     ids = list(reader.samples_df(rot.out_dir)["id"])
     wanted = runs.RunConfig("seed2plus", outputs / "new", **cfg)
     man = reader.read_manifest(rot.out_dir)
-    assert identity_difference(man, wanted) == "rotation 3 (wanted 0)"
+    assert "selection.rotation 3 (wanted 0)" in identity_difference(man, wanted)
     assert subruns.find_same_run(wanted, ids) is None
     plain = runs.RunConfig("seed2plus", outputs / "plain", **cfg)
     runs.evaluate(plain)
