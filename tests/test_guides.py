@@ -1,7 +1,11 @@
 """The guides are followed literally: ``docs/adding_a_family.md`` by adding a toy family (VipLLaVA) in a temporary
-module exactly as its steps say, then running the equality checks its step 4 names on it."""
+module exactly as its steps say, then running the equality checks its step 4 names on it;
+``docs/adding_a_benchmark.md`` by registering its task snippet from a temporary module (a toy generation benchmark
+on the MMMU demo files) and running it: contract, demo items, responses, official scoring."""
 import importlib.util
 import re
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -34,8 +38,27 @@ def tiny_vipllava(image_size=32, patch_size=8, hidden=64, layers=2, seed=0):
 '''
 
 
+#: step 1's module around the guide's snippet: the data loader and the generation functions the guide lists
+#: (borrowed from MMMU, the items relabelled as the toy benchmark's)
+TOY_TASK = '''
+import dataclasses
+import sys
+
+from mmbench_lib.tasks import mmmu as _mmmu
+from mmbench_lib.tasks.base import GenerationTask, register_task
+from mmbench_lib.tasks.mmmu import (DIMENSIONS, GROUPS, answer_kind, baseline_answer, baseline_choices,
+                                    generation_prompt, image_placeholders, parser, write_official, write_submission)
+
+
+def load(**kwargs):
+    return [dataclasses.replace(it, benchmark="mybench") for it in _mmmu.load(**kwargs)]
+
+'''
+
+
 def _python_blocks(page: str) -> list[str]:
-    return re.findall(r"^```python\n(.*?)^```", (ROOT / "docs" / page).read_text(encoding="utf-8"), re.M | re.S)
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    return [textwrap.dedent(b) for _, b in re.findall(r"^( *)```python\n(.*?)^\1```", text, re.M | re.S)]
 
 
 def test_the_family_guide_names_the_files_it_touches():
@@ -83,3 +106,35 @@ def test_adding_a_family_as_the_guide_says(tmp_path, monkeypatch, demo):
 def test_guide_code_blocks_are_python(page):
     for block in _python_blocks(page):
         compile(block.replace("...", "pass"), page, "exec")
+
+
+def test_adding_a_benchmark_as_the_guide_says(tmp_path, demo, tiny_llava):
+    from mmbench_lib import tasks
+    from mmbench_lib.core.store import RunStore
+    from mmbench_lib.pipeline.generation import generate_items, score_run
+    from mmbench_lib.tasks import base
+
+    [snippet] = _python_blocks("adding_a_benchmark.md")
+    (tmp_path / "mybench.py").write_text(TOY_TASK + snippet, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("mybench", tmp_path / "mybench.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["mybench"] = module  # the snippet's ``sys.modules[__name__]``
+    try:
+        spec.loader.exec_module(module)  # registers the task
+        task = base.get_task("mybench")
+        assert type(task).__name__ == "MyTask" and task.problems() == [] and task.module is module
+        paths = {**demo, "mybench": demo[base.get_task("mmmu").name]}  # step 2: the demo builder's entry
+        items = tasks.load_items("mybench", task.demo_args(paths))
+        assert items and {it.benchmark for it in items} == {"mybench"}
+        store = RunStore(tmp_path / "run")
+        generate_items(items[:2], tiny_llava, store, max_new_tokens=4, progress=False)
+        rows, metrics = score_run(items[:2], store)
+        assert len(rows) == 2 and all(r["status"] == "ok" for r in rows)
+        assert metrics["benchmark"] == "mybench" and (tmp_path / "run" / "metrics.json").is_file()
+    finally:
+        sys.modules.pop("mybench", None)
+        base._REGISTRY.pop("mybench", None)
+        for alias, name in list(base._ALIASES.items()):
+            if name == "mybench":
+                del base._ALIASES[alias]
+    assert "mybench" not in base.task_names()
