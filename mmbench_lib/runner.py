@@ -8,10 +8,7 @@ the resolved parameters saved beside the executed notebook, and the notebook run
 keeps the partial notebook and raises ``NotebookFailed``: one line with the cell's exception and
 the notebook's path. Nothing on the check path imports torch: a mistake is refused in about a second.
 
-While it runs, what the cells print (the text progress lines of ``mmbench_lib.core.progress``) is
-streamed to the terminal; the kernel gets ``MMBENCH_PROGRESS=text`` so its loops print lines, not
-widget bars. At the end ``results.json`` is written at the top of the run folder
-(``mmbench_lib.analysis.results``).
+More: docs/modules.md, ``mmbench_lib/runner.py``.
 """
 from __future__ import annotations
 

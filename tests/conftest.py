@@ -1,9 +1,16 @@
 import os
+from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+# the tests' tiny-<family> models: a model plugin (docs/models.md), seen by the `mmbench run` processes and
+# notebook kernels the tests start too (they inherit the environment, the checkout on their path)
+os.environ.setdefault("MMBENCH_PLUGINS", "tests.tiny_models")
+_ROOT = str(Path(__file__).resolve().parents[1])
+if _ROOT not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), _ROOT) if p)
 
 
 @pytest.fixture(scope="session")

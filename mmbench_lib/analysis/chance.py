@@ -9,9 +9,7 @@ multiple-choice question with several gold letters (``"AC"``) is right only if a
 (``docs/protocols.md`` §4.4: the official scorer compares the letter strings), which one random
 letter never does: 0.
 
-Items differ in their number of options (MMMU has 2-9), so the number of correct answers under chance
-is a sum of Bernoullis with unequal ``p``: a Poisson binomial. :func:`chance_test` computes its exact
-upper tail (the binomial test when every ``p`` is equal, e.g. SEED's four options).
+More: docs/modules.md, ``mmbench_lib/analysis/chance.py``.
 """
 from __future__ import annotations
 

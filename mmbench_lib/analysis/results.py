@@ -11,11 +11,7 @@ A sub-run is the folder itself or any folder below it with a ``metrics.json`` (t
 * ranking: all its scored questions pooled (question-weighted, 95% clustered bootstrap interval);
   ``scope`` names the group those dimensions make up (``All``, ``L2``, ...) or counts them.
 
-``protocol`` is ``ranking``, ``generated letters`` for a SEED run whose recipe has the model write the
-letter (a labelled non-paper protocol, :mod:`mmbench_lib.tasks.recipes`), or ``generation (<prompt mode>)``:
-``generation (official)``, ``generation (cot)``, ... (:mod:`mmbench_lib.tasks.modes`), so a number under the
-official protocol is never confused with another. A generation run whose batched generation fell back to one
-request at a time says so there too (``, one at a time``; the reason is in its manifest's model record).
+More: docs/modules.md, ``mmbench_lib/analysis/results.py``.
 """
 from __future__ import annotations
 

@@ -8,22 +8,7 @@ Deepseek-7B and Yi-7B all solve without the images. ``mmbench_lib.reports.blind`
 any benchmark with the suite's text-only models and writes the ids it flags to a ``blind_solvable.json``;
 this module owns that file's format and reports any run on the items that are left.
 
-``blind_solvable.json`` (:data:`FORMAT`), one JSON object:
-
-* ``format``: ``"mmbench.blind_solvable/1"``;
-* ``benchmark`` (``seed``, ``seed2``, ``mmmu``, ``cmmmu``) and ``split`` (``null`` for SEED);
-* ``rule``: how an item was flagged (``"correct under every blind model"``);
-* ``models``: one object per blind model: ``label``, ``model``, ``run`` (its run folder), ``recipe``;
-* ``n_items``: items every blind model answered (status ok), the pool the ids come from;
-* ``ids``: the blind-solvable item ids, sorted (strings, as in ``predictions.jsonl``);
-* ``per_dimension``: ``{dimension or subject: {"n": items, "blind_solvable": flagged}}``;
-* ``created``: UTC time.
-
-:func:`vision_required` gives, for one run, entries of the shared metrics schema (``core.metrics``:
-``n``, ``correct``, ``accuracy`` as a fraction, 95% Wilson ``ci_low`` / ``ci_high``,
-``failed``, ``n/a``) on all items, on the vision-required ones and on the blind-solvable ones, overall
-and per dimension (subject); :func:`vision_required_report` writes it as ``vision_required.json`` in each
-run folder and returns the table the evaluation notebooks show (parameter ``blind_ids``).
+More: docs/modules.md, ``mmbench_lib/analysis/subsets.py``.
 """
 from __future__ import annotations
 

@@ -5,23 +5,7 @@ means of the per-dimension accuracies, both labelled. SEED-2 (§2.5): the same f
 and the cumulative levels L1/L2/L3. Failed items are left out of denominators and counted;
 a group with an N/A dimension (image output from a model that cannot produce images) is N/A.
 
-Metrics schema, version 2 (``metrics.json`` of ranking *and* generation runs):
-
-* top level: ``schema_version: 2``, ``benchmark``, ``model``, ``counts`` (items, failed, n/a, ...)
-  and the accuracy entries below;
-* every accuracy entry (a ranking ``per_dimension`` / ``groups`` record, a generation ``overall`` /
-  ``per_subject`` / ``per_discipline`` / ``per_difficulty`` / ``per_image_type`` /
-  ``per_question_type`` value) has ``n`` (scored questions, the denominator), ``correct``,
-  ``accuracy`` = correct / n as a FRACTION in [0, 1] (``None`` when N/A), ``ci_low`` / ``ci_high``
-  (95% Wilson score interval, on the effective n when questions share an image or video:
-  ``core.uncertainty``; fractions; ``None`` when n = 0), ``failed`` and ``n/a``
-  (items left out of ``n``);
-* ranking groups add ``accuracy_micro`` (= ``accuracy``) and ``accuracy_dim_mean`` (fractions);
-  ranking dimensions add ``random_expected`` (fraction).
-
-Percentages appear only where numbers are displayed (tables, figures, printed summaries).
-Version 1 files (no ``schema_version``: ranking percent ``accuracy`` and ``micro_ci_*``;
-generation ``acc`` / ``num``) are read through :func:`upgrade`.
+More: docs/modules.md, ``mmbench_lib/core/metrics.py``.
 """
 from __future__ import annotations
 

@@ -8,18 +8,7 @@ Predictions must agree exactly; the log-likelihoods agree within this bound:
     tol(sum) = depth * sqrt(width) * u(dtype) * (n_tokens + |sum log p|)
     tol(mean) = tol(sum) / n_tokens
 
-- ``u`` is the unit roundoff of the dtype (2^-24 for fp32, 2^-11 for fp16, 2^-8 for bf16).
-- A dot product of length ``width`` has a relative rounding error of about ``sqrt(width) * u``
-  (the probabilistic bound of Higham and Mary, SIAM J. Sci. Comput. 41(5), 2019); ``width`` is the
-  larger of the hidden size and the sequence length (attention sums over positions).
-- ``depth`` layers compound it linearly: relative error ``depth * sqrt(width) * u`` in the logits.
-- One token's log-probability (a logit minus a log-sum-exp) inherits it times the size of the
-  numbers involved, taken as ``max(1, |log p|)``; summed over ``n`` tokens that is at most
-  ``n + |sum log p|``.
-
-Example: SmolLM2-135M (30 layers, width 576), a 7-token choice with sum log p = -20 in fp32:
-30 * 24 * 5.96e-8 * 27 = 1.2e-3, ten times the largest difference measured across two x86 CPUs
-(1.17e-4), while a wrong position or mask moves a log-likelihood by 0.1 to 10.
+More: docs/modules.md, ``mmbench_lib/core/numerics.py``.
 """
 from __future__ import annotations
 

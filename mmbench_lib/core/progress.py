@@ -9,21 +9,7 @@ Two forms, one interface (:class:`Progress`):
   a terminal or plain ``python`` shows them as they are.
 * **a widget bar** (tqdm's notebook bar) only in a live notebook kernel, where someone watches it.
 
-Which one (:func:`progress_mode`):
-
-1. ``MMBENCH_PROGRESS`` = ``text``, ``widget`` or ``off`` decides when set; ``mmbench run`` sets
-   ``text`` for the kernel it starts (a kernel started under a notebook inherits its parent's variables).
-2. Otherwise a widget only in an IPython kernel that a Jupyter server started for a notebook session:
-   the server puts ``JPY_SESSION_NAME`` into such a kernel's environment (jupyter_server's
-   ``SessionManager.get_kernel_env``); papermill, nbclient and nbval start kernels without it, and no
-   frontend ever draws their widgets (they would stay at 0% in the executed notebook).
-3. Everything else: text.
-
-:func:`context` names what a loop is part of (a report's sub-run: ``rotation 2 of 4 (rot-1)``, ``blind model
-smollm2``, ``protocol letters``); every line (and bar) started inside it carries that name before its own label,
-and inside it a text line is printed whenever none was for ``HEARTBEAT`` seconds (a model loading, one batched
-call of a hundred generations holding up the count): the current loop's line marked ``working``, or the step's
-name with the time since it started; so a report is never silent for long.
+More: docs/modules.md, ``mmbench_lib/core/progress.py``.
 """
 from __future__ import annotations
 

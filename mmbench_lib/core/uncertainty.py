@@ -1,15 +1,6 @@
 """Uncertainty the papers do not report: one interval rule for every proportion, and paired tests between runs.
 
-The rule (docs/runs.md "Intervals"): a proportion k / n (an accuracy, a share of errors) gets the 95% **Wilson
-score interval** (Wilson 1927) at every n, so 0/3 is [0, 56.1]% and 2/3 is [20.8, 93.9]%, the same in every
-dimension, table, figure and report. Where questions *cluster* (several share one image or video: SEED v1 asks
-several questions about one CC3M image or clip; SEED-2 and MMMU items rarely share an image), the interval is
-Wilson's on the **effective sample size** n / deff (Kish's design effect of the clusters, the ratio-estimator
-variance over the binomial one, at least 1; Korn & Graubard 1998), so it is not too narrow; when every
-question is its own cluster it is plain Wilson. A difference of two runs on the same questions gets Newcombe's
-(1998, method 10) paired interval from the two Wilson intervals, and McNemar's exact test on the discordant
-questions. Means of several accuracies and ranks are not proportions: their intervals stay a clustered
-bootstrap (:mod:`mmbench_lib.paper.ours`). Published rows have no item-level data: no interval.
+More: docs/modules.md, ``mmbench_lib/core/uncertainty.py``.
 """
 from __future__ import annotations
 

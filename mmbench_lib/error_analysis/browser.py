@@ -6,21 +6,7 @@ note of the current case to ``annotations/<run-id>.csv`` at once (temp file + ``
 ``mmbench_lib.error_analysis.Annotations``). A new state over the same CSV starts at the first untagged
 case, so tagging resumes where it stopped.
 
-``ErrorBrowser`` shows one case at a time: image thumbnails (click "enlarge" for a larger copy),
-the question with its placeholders resolved, the options with gold / predicted marks and per-choice
-scores (ranked items), the raw response, the parsed answer and whether a fallback decided it, the
-automatic tags (a suggestion, never written over a human tag), a category selector and a note,
-and the category distribution of the sample beside MMMU Fig. 6 and CMMMU Fig. 4, redrawn at every
-tag. Keyboard, whenever the browser has the focus (click anywhere on it once; the note and the menus keep
-their own typing): ``1``-``8`` tag the case with that category and go to the next one, ``0`` clears the
-tag, ``n`` / ``p`` next / previous, ``f`` first untagged. A small script shown with the widget
-(:data:`KEYS_JS`) hands those keys to the "keys" box, the one channel to the kernel (typing into the box
-works too); it stops them before JupyterLab's notebook shortcuts (``1`` would make the cell a heading). An empty response is shown as "(empty response)", never as a blank. Callback errors are caught by an ``Output`` widget shown under the browser. Displaying it never
-waits for input, so headless runs (nbval, papermill) go straight on.
-
-    from mmbench_lib.error_analysis import error_browser
-    browser = error_browser("outputs/<run-id>", n_sample=30)
-    browser          # in JupyterLab
+More: docs/modules.md, ``mmbench_lib/error_analysis/browser.py``.
 """
 from __future__ import annotations
 

@@ -2,23 +2,9 @@
 
 MMMU sampled 150 GPT-4V errors at random and sorted them by hand into perceptual errors, lack of
 knowledge, reasoning errors, textual understanding, rejection to answer, annotation error and answer
-extraction error (Fig. 6); CMMMU did the same for 141 GPT-4V errors (Fig. 4). This module gives
+extraction error (Fig. 6); CMMMU did the same for 141 GPT-4V errors (Fig. 4).
 
-* :func:`load_cases` -- one record per item of a run (ranking rows of ``predictions.jsonl`` or the
-  scored generation rows of ``scored.jsonl``), joined with the benchmark item when it can be loaded
-  (question, options, images) and tolerant of missing fields;
-* :func:`sample_errors` -- a seeded random sample of N wrong items, optionally stratified, saved with
-  the run as ``<run>/error_sample.json`` (:func:`sample_for_run` reuses a saved one);
-* :func:`auto_tags` -- automatic suggestions (answer-extraction failure, rejection in English or
-  Chinese, truncated response, empty response); they live in their own CSV columns and never
-  overwrite a human tag;
-* :class:`Annotations` -- ``annotations/<run-id>.csv`` rows keyed by (benchmark, sample_id, model,
-  run_id), written atomically (temp file + ``os.replace``) on every change;
-* :func:`distribution`, :func:`category_table`, :func:`compare_published`, :func:`breakdown`, :func:`figure` --
-  the category distribution of the hand tags (the automatic suggestions of untagged cases counted apart,
-  never as tags) next to the papers', and the errors by subject/dimension, difficulty and image type.
-
-The interactive case browser is :mod:`mmbench_lib.error_analysis.browser`.
+More: docs/modules.md, ``mmbench_lib/error_analysis/errors.py``.
 """
 from __future__ import annotations
 

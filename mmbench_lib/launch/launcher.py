@@ -1,17 +1,7 @@
 """``mmbench run NOTEBOOK -f PARAMS --shards N --launcher local|slurm``: one papermill execution per
 shard through submitit, then the merge.
 
-1. The parameters are checked once, before anything is submitted (as for an unsharded run).
-2. Each shard ``k`` runs the notebook with ``shard_index=k, num_shards=N`` into its own folder
-   ``outputs/<run>/shards/<k>-of-<N>/`` (its params, executed notebook, store, tables, figures and
-   submitit logs); a shard already finished with the same parameters is not submitted again.
-3. While they run, one line shows each shard's items done, read from its store.
-4. A shard that fails or is killed is resubmitted alone (at most ``max_retries`` times) and resumes
-   from its store; a pre-empted or timed-out Slurm job is requeued by submitit itself
-   (:class:`mmbench_lib.launch.job.ShardJob` is checkpointable).
-5. When every shard has finished, the notebook runs once more with ``merge_shards=True``: the merge
-   checks that every item is present exactly once and writes the run's own names (predictions,
-   metrics, tables, figures, executed notebook). No process talks to another; the merge is the only join.
+More: docs/modules.md, ``mmbench_lib/launch/launcher.py``.
 """
 from __future__ import annotations
 

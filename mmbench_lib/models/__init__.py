@@ -1,29 +1,16 @@
-"""Model adapters by name.
+"""Model adapters by name: ``load_adapter(spec)`` finds the family by the spec's prefix (``registry``).
 
-``load_adapter(spec)`` accepts:
 - ``"smollm2"``: the embedded SmolLM2-135M-Instruct (text only; the blind LLM baseline);
 - ``"random"`` or ``"random:<seed>"``: the Random Choice baseline;
 - ``"causal:<hub id or path>"``: any transformers causal LM, text only;
-- ``"vlm:<hub id or path>"``: an image-text-to-text model via AutoModelForImageTextToText and
-  AutoProcessor; the family is detected from the config (LLaVA, LLaVA-NeXT, LLaVA-OneVision,
-  Idefics3/SmolVLM: generic path; Qwen2-VL/2.5-VL, PaliGemma, BLIP-2/InstructBLIP: the
-  family adapters of ``families`` and ``encdec``);
-- ``"blip2:<id>"``, ``"instructblip:<id>"``: BLIP-2 / InstructBLIP through their own classes
-  (T5 language model: encoder-decoder scoring; OPT/Vicuna: decoder-only);
-- ``"tiny-<family>"``: random-weight models built from configs (tests, demos of the code path):
-  ``tiny-llava``, ``tiny-llava-next``, ``tiny-llava-next-video``, ``tiny-llava-onevision``, ``tiny-qwen2-vl``,
-  ``tiny-qwen2.5-vl``, ``tiny-qwen3-vl``, ``tiny-qwen3-vl-moe``, ``tiny-gemma3``, ``tiny-mllama``, ``tiny-idefics3``, ``tiny-paligemma``, ``tiny-blip2-t5``,
-  ``tiny-blip2-opt``, ``tiny-instructblip-t5``.
+- ``"vlm:<hub id or path>"``: AutoModelForImageTextToText and AutoProcessor, the family record picked by the
+  config's ``model_type`` (``family_records``); ``"blip2:<id>"``, ``"instructblip:<id>"``: their own classes;
+- ``"openai:<served model name>"``: an OpenAI-compatible endpoint; ``"vllm:<model>"``: a vLLM server it starts;
+- ``"tiny-llava"``, ``"tiny-qwen2-vl"``: random-weight models built from configs (demos of the code path);
+- whatever a plugin module named in ``$MMBENCH_PLUGINS`` registers (the tests' ``tests.tiny_models``).
 
-- ``"openai:<served model name>"``: an OpenAI-compatible endpoint (vLLM, SGLang, ...) at
-  ``base_url`` (or ``$OPENAI_BASE_URL``), key from ``$OPENAI_API_KEY``; generation, and ranking on vLLM.
-- ``"vllm:<model>"`` (``vllm:smollm2``, a hub id or a folder): a vLLM server started from ``.venv-vllm``
-  (or ``base_url``) for ranking and generation (``mmbench_lib.models.vllm``).
-
-Families register themselves with ``register_model`` (``mmbench_lib.models.registry``).
-
-``trust_remote_code`` stays off unless the caller turns it on; every hub path passes it to both
-the model and the processor and records it in ``describe()``.
+``trust_remote_code`` stays off unless the caller turns it on; every hub path passes it to both the model and
+the processor and records it in ``describe()``. The table of specs: docs/models.md (``tests/test_docs_tables.py``).
 """
 from __future__ import annotations
 
@@ -34,8 +21,9 @@ from mmbench_lib.models.placement import Placement, device_map_problem, max_memo
 from mmbench_lib.models.openai_compat import OpenAICompatible  # noqa: F401 - registers openai:
 from mmbench_lib.models.random_choice import RandomChoice  # noqa: F401 - registers random
 from mmbench_lib.models.vllm import VLLMAdapter  # noqa: F401 - registers vllm:
-from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, register_model, split_spec  # noqa: F401
-from mmbench_lib.models.tiny_specs import TINY_FAMILIES  # noqa: F401
+from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, load_plugins, register_model, split_spec  # noqa: F401
+
+load_plugins()  # models registered outside the library ($MMBENCH_PLUGINS)
 
 #: options every local family's loader takes (an endpoint family takes ``**endpoint`` instead)
 LOCAL_OPTIONS = ("device", "dtype", "scorer", "revision", "trust_remote_code", "append_eos", "placement")

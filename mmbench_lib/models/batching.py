@@ -1,30 +1,6 @@
 """Batched greedy generation with the outputs of one-request-at-a-time ``model.generate``.
 
-``generate_batched(adapter, requests)``:
-
-1. plan: requests are grouped by what must be equal inside a batch (chat flag, image count,
-   ``max_new_tokens``), sorted longest prompt first (as lm-eval's ``Collator``: out-of-memory
-   shows up on the first batch) and cut into batches whose rows x (prompt + new tokens) stay
-   within ``BatchPolicy.token_budget``;
-2. encode: the adapter's processor batches texts and images itself, left-padded, with masks;
-3. decode: ``model.generate`` in chunks of ``BatchPolicy.chunk`` steps over a kept cache; between
-   chunks the rows that hit a stop token leave the batch (cache rows dropped), so a one-letter
-   answer does not keep costing a full batch while a long one runs to the limit;
-4. an out-of-memory error halves the batch and retries (the smaller size is kept), and the
-   results go back in input order.
-
-Each row's new tokens are cut at its first stop token, exactly as one ``generate`` call ends. With stop strings
-(``models.settings``) a row also ends once its response holds one (:class:`ResponseStops` inside ``generate``, and
-:func:`response_stopped` between chunks and kv-decode steps), so generation stops there instead of running to
-``max_new_tokens``; the text is then cut before the stop string as before.
-
-Families whose cached forward takes plain positions (text LMs, LLaVA-1.5 / NeXT / OneVision,
-Idefics3; ``adapter.kv_decode_reason()`` is None) take the faster path of
-``mmbench_lib.models.kv_decode`` instead of steps 2-3: a shared prompt prefix computed once,
-text prompts prefilled end to end in one forward (``flat_prefill``; prompts with images in small
-length-sorted batches) feeding one decode batch, one forward per step without ``generate``,
-finished rows leaving at once and waiting prompts joining (continuous batching), and on the CPU
-in fp32 the linear layers on pre-packed weights (``packed``).
+More: docs/modules.md, ``mmbench_lib/models/batching.py``.
 """
 from __future__ import annotations
 

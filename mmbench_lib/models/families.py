@@ -1,47 +1,6 @@
 """Vision-language families that need more than the generic ``ImageTextToText`` path.
 
-Everything here runs through transformers' own model and processor classes. Where a family's
-processor and chat template behave like LLaVA's (LLaVA-NeXT, LLaVA-OneVision, Idefics3 /
-SmolVLM) the generic adapter is used unchanged; the classes below hold only what a family
-needs on top:
-
-- ``FamilyImageTextToText``: the generic adapter plus a family's plain-prompt image text
-  (Qwen2-VL wraps its pad token in ``<|vision_start|>...<|vision_end|>``), an image limit, a
-  clear error when the processor rejects the images, and a fallback to the plain prompt for
-  processors that ship no chat template.
-- ``Qwen2VL``: M-RoPE. Vision tokens get 3-D (temporal, height, width) positions, and the text after
-  them continues from the largest one, so a text token's position is its index plus a per-prompt
-  ``rope_deltas`` the model keeps from its last prefill. The model's own fallback for a cached
-  forward builds positions from the *full* attention mask while only the new tokens are fed, so
-  the shared-prefix engine reads the delta after each prefix pass and gives the choice tokens
-  their positions explicitly (``mmbench_lib.scoring.engine``); tested against the reference scorer.
-- ``PaliGemma``: a prefix-LM. ``token_type_ids`` 0 marks the bidirectional prefix (image +
-  prompt), 1 the causal suffix; a choice is a suffix, so its tokens get 1 (with 0 they would join
-  the bidirectional block and the prefix would see the choice, a leak). No chat template and
-  images always first (markers are removed). Its positions are 1-based (its forward adds 1 to the
-  cache positions); the shared-prefix engine writes them that way when it batches questions.
-- ``Blip2Decoder``: BLIP-2 with a decoder-only LM (OPT): one image, no chat template, the
-  processor itself puts the query tokens before the text. Reference scorer only: the model's
-  forward recomputes the image features on every call (``pixel_values`` required) and returns
-  the LM cache only inside ``language_model_outputs``, so the engine has no cache to reuse.
-
-- Qwen3-VL / Qwen3-VL-MoE: the ``Qwen2VL`` adapter (same vision markers, M-RoPE and ``rope_deltas``); through the
-  generic path a plain prompt with several images had no ``<|vision_start|>`` markers and ``get_rope_index`` failed.
-- Gemma 3: the generic adapter, a batch's images nested per row (its processor's layout); reference scorer (its
-  sliding-window layers' cache), generation batched through ``generate``.
-- ``Glm4V`` (GLM-4.1V / 4.5V): the ``Qwen2VL`` adapter with GLM's image markers (M-RoPE, ``rope_deltas``).
-- InternVL, SmolVLM2 (images nested per row), Mistral3 and Pixtral (LLaVA layout): the generic adapter.
-- ``Mllama`` (Llama 3.2 Vision): ``cross_attention_mask`` extended over a choice by repeating the prompt's last
-  token's row (``scoring.reference.LAST``), as ``generate`` does; reference scorer (per-prompt cross-attention caches).
-
-Which class serves which ``model_type``, and why a fast path is not taken, is in ``family_records``.
-
-Native video (``NATIVE_VIDEO_TYPES`` and ``Qwen2VL``): a request's ``Video`` (a SEED video item's officially
-sampled frames, SEED-Bench §3.4) goes to the processor as one clip (``videos=``) behind the family's video token,
-before the text; Qwen2-VL's temporal patches get M-RoPE temporal positions, which the engine reads back as
-``rope_deltas`` like images'. Every other family gets the frames as images (``ImageTextToText.video_input``).
-
-Encoder-decoder BLIP-2 / InstructBLIP (T5) live in ``mmbench_lib.models.encdec``.
+More: docs/modules.md, ``mmbench_lib/models/families.py``.
 """
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ batch's images reach its processor, whether video goes in natively, and which fa
 not. A ``model_type`` without a record goes through the generic image-text path (reference-tested
 paths only: ``GENERIC``). A record with ``refused`` set stops a run before it starts.
 
-Adding a family: one record here plus, where needed, one adapter class (``families``), one tiny
-builder (``tiny``) and its equality tests (``tests/models/test_family_records.py``).
+Adding a family (docs/adding_a_family.md): one record here plus, where needed, one adapter class
+(``families``), a tiny builder in ``tests/tiny_models.py`` and its spec in ``tests/models/test_more_families.py``.
 """
 from __future__ import annotations
 

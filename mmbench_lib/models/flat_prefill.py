@@ -1,17 +1,6 @@
 """Prefill of many prompt segments in one forward without padding (text decoder-only families).
 
-``kv_decode`` prefills rows as a left-padded batch, so a batch costs rows x its longest segment
-and prompts of different lengths cost extra forwards. Here the segments (each a shared-prefix node's
-own tokens, or a row's tokens after its prefix) are laid end to end in one sequence of batch 1, as
-packed-sequence training does: every linear layer runs on exactly the prompt tokens, and one forward
-takes them all. Only attention must keep the segments apart; an attention function registered with
-transformers (``AttentionInterface``) runs, per segment, the model's own SDPA attention
-(``sdpa_attention_forward``, as ``generate`` does) over the segment's prefix cache and its own tokens:
-no mask for a segment without a prefix (the causal kernel, as a prompt alone), else the causal mask
-shifted by the prefix length. The keys and values of each segment are kept for the decode cache.
-
-Used while the model's attention implementation is ``sdpa`` (``flat_reason``); the implementation is
-switched for the forward and restored after.
+More: docs/modules.md, ``mmbench_lib/models/flat_prefill.py``.
 """
 from __future__ import annotations
 

@@ -1,28 +1,6 @@
 """Greedy decoding over a kept key/value cache: the fast path of ``BatchedGenerator``.
 
-For decoder-only families whose positions are plain (text LMs, LLaVA-1.5 / NeXT / OneVision,
-Idefics3), generation runs without ``model.generate``, one forward per step, and gives the token
-ids of one ``generate`` call per request:
-
-1. **shared prefixes** (text prompts): a radix tree of the prompts' token ids (as SGLang's
-   RadixAttention) gives the prefixes several prompts share (the chat template's system turn,
-   shared instructions, repeated question stems); each runs once, its cache reused by every row
-   below it, and is freed when the last of them has been prefilled;
-2. **prefill**: text prompts end to end (``flat_prefill``): the rows' own tokens and the prefixes
-   they need, laid one after another in one forward of batch 1, no padding, attention kept per
-   segment; prompts with images (and text under ``BatchPolicy(flat_prefill=False)``) in batches of
-   at most ``BatchPolicy.prefill_rows`` rows, longest first, a row joining a batch only while the
-   padding stays bounded (``pack``); left-padded after the prefix caches, every token at the
-   position it has alone (explicit ``position_ids``); the images of a batch go through the processor
-   and the vision tower together, the batch run with its padding at the right end (plain causal
-   attention, no padding mask) and its cache shifted back to the left-padded layout;
-3. **decode**: one batch of up to ``max_rows`` rows, filled from all prefill batches (caches
-   left-padded to one width), the greedy token being the argmax of the last logits (``greedy_reason``
-   checks that ``generate`` would add nothing to it); a row leaves the batch at the step it stops,
-   and waiting prompts are prefilled and join the running batch (continuous batching).
-
-On the CPU in fp32 the linear layers run on pre-packed weights throughout (``packed``). An
-out-of-memory error puts the unfinished rows back in the queue with half the batch sizes.
+More: docs/modules.md, ``mmbench_lib/models/kv_decode.py``.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Registered loaders of the local model families (see ``mmbench_lib.models.registry``).
 
-Each imports torch / transformers only when called.
+Each imports torch / transformers only when called. ``load_built`` serves models built in code (the tiny
+random-weight ones here, a plugin's own: docs/models.md).
 """
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from mmbench_lib.models import embedded
 from mmbench_lib.models.adapters import image_text_adapter
 from mmbench_lib.models.registry import DESCRIPTIONS, register_model
 from mmbench_lib.models.family_records import check_refused
-from mmbench_lib.models.tiny_specs import TINY_FAMILIES
 
 
 def _dtype(placement, dtype):
@@ -91,16 +91,22 @@ def load_tiny_llava(target, *, placement, dtype, scorer, append_eos, **_):
                            append_eos=append_eos)
 
 
-@register_model(*TINY_FAMILIES)
-def load_tiny_family(target, *, prefix, placement, dtype, scorer, trust_remote_code, append_eos, **_):
-    """``tiny-<family>``: random-weight models built from configs (see ``tiny_specs.TINY_FAMILIES``)."""
-    from mmbench_lib.models import tiny
-
-    builder, kwargs = TINY_FAMILIES[prefix]
-    model, processor = getattr(tiny, builder)(**kwargs)
-    info = {"model_id": f"tiny random-weight {type(model).__name__} (tests only)", "trust_remote_code": trust_remote_code}
-    return image_text_adapter(_built(model, placement, dtype), processor, prefix, info=info, scorer=scorer,
+def load_built(built, name, *, placement, dtype, scorer, append_eos, trust_remote_code=False, model_id=None, **_):
+    """The adapter of a ``(model, processor)`` pair built in code (random weights from a config): cast to ``dtype``,
+    placed, its family's adapter (``family_records``). A plugin's loader returns it (docs/models.md)."""
+    model, processor = built
+    info = {"model_id": model_id or f"tiny random-weight {type(model).__name__} (tests only)",
+            "trust_remote_code": trust_remote_code}
+    return image_text_adapter(_built(model, placement, dtype), processor, name, info=info, scorer=scorer,
                               append_eos=append_eos)
+
+
+@register_model("tiny-qwen2-vl")
+def load_tiny_qwen2_vl(target, *, prefix, **options):
+    """A random-weight Qwen2-VL (M-RoPE, native video; demos of the code path)."""
+    from mmbench_lib.models.tiny import tiny_qwen2_vl
+
+    return load_built(tiny_qwen2_vl(), prefix, **options)
 
 
 DESCRIPTIONS.update({
@@ -108,5 +114,5 @@ DESCRIPTIONS.update({
            "picks the family record (table below)",
     "blip2": "BLIP-2 through Blip2ForConditionalGeneration (T5: encoder-decoder scoring; OPT: decoder-only)",
     "instructblip": "InstructBLIP through InstructBlipForConditionalGeneration (T5 or Vicuna language model)",
-    **{p: f"random-weight {p[5:]} model built from a config (tests and plumbing demos, not accuracy)" for p in TINY_FAMILIES},
+    "tiny-qwen2-vl": "random-weight qwen2-vl model built from a config (tests and plumbing demos, not accuracy)",
 })

@@ -1,20 +1,6 @@
 """Generation (and, on vLLM, ranking) through an OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp server, ...).
 
-Users serve a large model elsewhere; the suite sends ``/v1/chat/completions`` requests for generation:
-greedy (temperature 0), up to ``concurrency`` requests in flight (default 32: a tensor-parallel server batches
-them), ``extra_body`` fields merged into every request (``chat_template_kwargs``, ``mm_processor_kwargs``,
-``top_k``, ...; the suite's own fields win), retries with exponential backoff on connection
-errors, timeouts, 429 and 5xx (``Retry-After`` honoured up to ``max_retry_after`` seconds), and a
-deadline per HTTP request (connect, headers and the whole body; not per socket read). Responses
-land in the run store like any model's, so a rerun never asks again; within a run, answers and
-failures are kept in memory, so isolating one failing request re-asks neither the others nor it:
-an item is sent at most ``max_retries + 1`` times.
-Ranking needs prompt log-probabilities, which only vLLM returns (``prompt_logprobs``): when the server is vLLM
-(``server="vllm"``, or ``"auto"`` and ``GET /version`` answers as vLLM does) each question goes to
-``/v1/completions`` as token ids (``mmbench_lib.models.vllm_requests``), the ids from the server's ``/tokenize``
-or from a local ``tokenizer`` folder. SGLang and the others: generation only (docs/scale.md).
-The API key is read from an environment variable and never written anywhere: every error text
-is redacted (the key, ``Authorization`` values, ``sk-...`` tokens, URL passwords).
+More: docs/modules.md, ``mmbench_lib/models/openai_compat.py``.
 """
 from __future__ import annotations
 

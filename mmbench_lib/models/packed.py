@@ -8,24 +8,7 @@ that packing, not the arithmetic, is most of the cost: a SmolLM2-135M decode ste
 op Inductor's CPU freezing uses) and, while the context is open, routes the model's linear
 layers through ``cblas_sgemm_compute`` on those packs; the same step then takes 100 ms.
 
-- Only what the arithmetic does changes, not what is computed: each output is the same dot
-  product in another summation order. Greedy tokens must still equal one ``generate`` call per
-  request (the tests assert it); a one-row input keeps the plain path (the reference's own kernel).
-- PyTorch's op takes the packed path only when the rows equal the batch size given at packing
-  (``prepack_batch_size``); MKL's packed panels of the weight do not depend on the rows, so the
-  rows of each call are passed. That is checked, not assumed: before use, every weight shape is
-  multiplied at several row counts against the plain product within the rounding bound of a
-  length-K dot product, 2·γ_K·‖x‖₂·‖w‖₂ with γ_K = K·u/(1-K·u) (Higham, *Accuracy and Stability
-  of Numerical Algorithms*, §3.1, with Cauchy-Schwarz; u = 2⁻²⁴ for fp32). A layout that depended
-  on the rows would give wrong sums, far outside it; then nothing is packed and the reason is recorded.
-- The packs are made for ``PACK_ROWS`` = 256 rows: packs made for 8 or 16 multiply correctly at any
-  row count but ran a 368-row product 1.3-1.6x slower (the 49k-token head 2.3-3.8x), and the
-  end-to-end prefill is one product of ~1,000 rows; at 6-24 rows the 256-row packs cost 0-20% more.
-- Eligible: a model on the CPU, fp32 weights, not dispatched by accelerate (``hf_device_map``),
-  PyTorch built with MKL, and packs that fit in a quarter of the memory available. Otherwise the
-  layers stay as they are and ``reason`` says why (the manifest records it).
-- Packs are kept per model (a weak reference) and rebuilt when a weight changes or the thread
-  count changes (MKL packs for the threads that will compute).
+More: docs/modules.md, ``mmbench_lib/models/packed.py``.
 """
 from __future__ import annotations
 

@@ -7,10 +7,16 @@ A family registers its loader once::
 
 ``load_adapter("causal:<id>")`` then finds it by the spec's prefix (the part before ``:``; a spec
 without ``:`` is its own prefix, e.g. ``smollm2``, ``tiny-llava``). Loaders import torch /
-transformers inside, so registering a family costs nothing until it is used. Adding a family
-touches only the module that registers it.
+transformers inside, so registering a family costs nothing until it is used.
+
+Models outside the library register the same way from a plugin module named in ``$MMBENCH_PLUGINS``
+(:func:`load_plugins`; the tests' tiny models: ``tests.tiny_models``). A new transformers family is a
+record in ``family_records`` instead (docs/adding_a_family.md).
 """
 from __future__ import annotations
+
+import importlib
+import os
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -106,3 +112,25 @@ def spec_usage(prefix: str) -> str:
     if family.needs_target:
         return f"{prefix}:<hub id or path>"
     return f"{prefix}[:<seed>]" if prefix == "random" else prefix
+
+
+#: environment variable naming plugin modules (comma-separated) that register more model specs
+PLUGINS_ENV = "MMBENCH_PLUGINS"
+
+
+def load_plugins(value: str | None = None) -> list[str]:
+    """Import each module named in ``$MMBENCH_PLUGINS`` (or ``value``), e.g. ``tests.tiny_models``; its
+    ``@register_model`` loaders join the registry. Child processes (``mmbench run``, notebook kernels) inherit the
+    variable, so they see the same models. ``ImportError`` (one line) for a module that cannot be imported."""
+    names = [n.strip() for n in (os.environ.get(PLUGINS_ENV, "") if value is None else value).split(",") if n.strip()]
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as e:
+            raise ImportError(f"{PLUGINS_ENV}: cannot import model plugin {name!r}: {e}") from e
+    return names
+
+
+def is_builtin(prefix: str) -> bool:
+    """Whether ``prefix`` is registered by the library itself (not by a plugin)."""
+    return MODEL_REGISTRY[prefix].loader.__module__.startswith("mmbench_lib.")

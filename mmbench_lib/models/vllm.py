@@ -6,19 +6,7 @@ suite's process talks to it over HTTP, which is also exactly the path of a serve
 (``base_url``), of ``openai:<model>`` endpoints and of a Slurm job's own server (docs/scale.md). One client:
 this adapter is ``OpenAICompatible`` with the server declared vLLM and the prompts tokenised locally.
 
-- Ranking (SEED-Bench §3.4, SEED-Bench-2 §3.4): each question's choices as token-id prompts with
-  ``prompt_logprobs`` (``mmbench_lib.models.vllm_requests``), on the HF path's own ids (``HFCausalLM``'s
-  rendering, chat or plain), both reductions.
-- Generation (MMMU §4 / CMMMU: greedy): a text-only model gets the HF path's token ids on ``/v1/completions``
-  and its new token ids back, decoded by the same tokenizer as the HF path; a vision-language model gets
-  chat completions with its images (the server renders the template).
-
-Options (recorded in ``describe()`` and the manifest's config): ``tensor_parallel_size``, ``data_parallel_size``,
-``gpu_memory_utilization`` (on the CPU build: the fraction of host memory reserved; default 0.1 there, 0.9 on
-GPUs), ``max_model_len``, ``kv_cache_memory_bytes`` (on the CPU: 1 GiB by default, since a fraction of host memory
-fails when the worker's own footprint exceeds it), ``enforce_eager`` (no torch.compile warm-up: minutes on 2
-cores), ``start_timeout`` (s), ``server_args`` (more ``vllm serve`` arguments), ``python``
-(the vLLM environment's interpreter), ``base_url`` (use that server, start none) and the endpoint options.
+More: docs/modules.md, ``mmbench_lib/models/vllm.py``.
 """
 from __future__ import annotations
 

@@ -12,10 +12,7 @@ Our rows are recomputed from the run's item rows (``predictions.jsonl`` / ``scor
 in the ranked tables and heat-maps, a rank interval (``<rank col>_low/high``). Published rows carry
 no item-level data: they get no interval, and the figures say so.
 
-Ranks are standard competition ranks (:func:`mmbench_lib.published.competition_rank`) recomputed
-over every row present (published and ours); the ranks printed in the papers are kept beside
-them as ``<col>_rank_printed``. Our values are rounded to the paper's print precision before
-ranking, so that a tie with a printed value is a tie.
+More: docs/modules.md, ``mmbench_lib/paper/__init__.py``.
 """
 from __future__ import annotations
 

@@ -6,13 +6,7 @@ A pooled (``micro``) accuracy is a proportion: its interval is the one rule of
 every other table. A mean of dimension accuracies (``dim_mean``) and a rank are not proportions: their
 intervals are percentiles of a clustered bootstrap.
 
-A :class:`Column` says what a paper column means on our item rows: which questions it pools and
-how (``micro``: pooled correct / pooled questions; ``dim_mean``: mean of per-dimension
-accuracies, as SEED-Bench-2 Table 2). :func:`estimate` resamples the run's *clusters* (questions
-sharing an image or video) once per bootstrap draw and recomputes every column from the same draw,
-so the intervals of one row are consistent with each other. A rank interval ranks each draw's value
-among the other rows' point values (competition ranking, at the paper's print precision): the
-other rows are held fixed, because published rows carry no item-level data to resample.
+More: docs/modules.md, ``mmbench_lib/paper/ours.py``.
 """
 from __future__ import annotations
 

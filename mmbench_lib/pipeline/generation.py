@@ -1,32 +1,6 @@
 """The generation loop for MMMU and CMMMU: items -> official prompt -> model -> raw responses -> official parsers.
 
-Two steps, as the official pipelines have them:
-
-1. ``generate_items``: each item's official prompt (from the task module: MMMU docs/protocols.md §3.3;
-   CMMMU §4.3 with its three Chinese instructions) goes to the adapter
-   (greedy, ``max_new_tokens``). The raw response is appended to the run's ``RunStore`` and flushed
-   per batch; a rerun skips stored ids. A response that stopped at ``max_new_tokens`` is stored
-   with ``truncated: true`` (it is still parsed, and counted in ``metrics.counts.truncated``).
-   Items whose images are missing or unreadable, and items the model fails on, get a ``failed``
-   row with the error and are left out of the accuracy (counted in ``counts.failed``).
-2. ``score_run``: ALL stored responses are written in the official formats
-   (``official/<Subject>/output.json`` for MMMU; ``official/responses.jsonl`` + ``official/gold.jsonl``
-   for CMMMU) and scored by ``mmbench_lib.pipeline.rescoring`` -- the same code that rescores files made
-   elsewhere -- so one ``random.Random(42)`` is consumed in the official subject / category order,
-   within it in data-file order. A resumed run therefore parses exactly as an uninterrupted one.
-   The MMMU test split (no answers) writes ``submission.json`` (``{id: prediction}``: parsed letter
-   for multiple choice, raw response for open questions) instead of accuracies; the CMMMU test
-   split writes ``submission.jsonl`` response-mode rows ``{id, type, response}``.
-
-Images (docs/protocols.md §3.10 P-M4): a vision-language adapter gets ALL of an item's images in placeholder order
-(first appearance in question, then options; unreferenced images last), put before the text as
-LLaVA's ``<image>\\n{prompt}`` does, with the ``<image k>`` placeholders left verbatim. The official
-LLaVA runner feeds only ``image_1``; this deviation is recorded in each run's manifest.
-Text-only models see the text only.
-
-Baselines (MMMU §4.1, CMMMU §4.1): ``RandomAnswer`` and ``FrequentAnswer`` answer without a model;
-their answer is stored as the "response" and goes through the same official parsers; the text-only
-LLM is any causal model generating; LLM + OCR adds ``mmbench_lib.pipeline.ocr`` text to the prompt.
+More: docs/modules.md, ``mmbench_lib/pipeline/generation.py``.
 """
 from __future__ import annotations
 

@@ -9,12 +9,7 @@ appended and flushed before the next starts, so an interrupted run resumes where
 A batch holds ``batch_size`` items: the evaluations pass ``pipeline.backend.call_size`` (a batched generator's
 ``BatchPolicy.requests_per_call``, so its continuous batcher sees that many pending requests at once).
 
-Progress (items done, rate, ETA, failures) goes through ``mmbench_lib.core.progress``: text lines
-under papermill and in a terminal, a widget bar in a live notebook kernel.
-
-A protocol is any object with ``desc`` (the model's name in the progress label), ``item_errors`` (exception types of
-``prepare`` that mark only that item, besides ``MediaError``), ``prepare``, ``call``,
-``finish`` and ``failed(item, error)``.
+More: docs/modules.md, ``mmbench_lib/pipeline/loop.py``.
 """
 from __future__ import annotations
 

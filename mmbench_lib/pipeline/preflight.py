@@ -8,10 +8,7 @@ benchmark, baseline, device, dtype, device map, memory cap, data source or run f
 that is not what it should be (``check_data``: a cheap look at the layout, columns and first rows). It imports no
 torch or transformers, so ``mmbench run`` refuses a mistake in about a second.
 
-Paths (docs/cli.md "Paths"): ``absolute_paths`` turns every relative path the user gives into an absolute one,
-relative to the directory the command ran in, once, before the checks; the notebook receives the absolute path, so
-a kernel started elsewhere opens the file the checks saw. ``check_device`` probes an explicit accelerator
-(``cuda``, ``cuda:<n>``, ``mps``) without importing torch here.
+More: docs/modules.md, ``mmbench_lib/pipeline/preflight.py``.
 """
 from __future__ import annotations
 

@@ -13,8 +13,7 @@ answer}``, gold rows ``{id, type, answer}`` (the ``cmmmu-data-*`` files qualify:
 options and category); one ``random.Random(42)`` consumed by MC fallbacks and T/F ties in the
 official category order, within a category in output-file order.
 
-Problems in the inputs are counted in the summary, never a crash: ids without gold, gold
-without a response, duplicate ids, empty or non-string responses (marked per item).
+More: docs/modules.md, ``mmbench_lib/pipeline/rescoring.py``.
 """
 from __future__ import annotations
 

@@ -5,19 +5,7 @@ papers is shipped as ``<name>.csv`` (first row = header) next to a ``<name>.md``
 (paper, table/figure, page, column meanings, empty cells and why, printed values that
 disagree with their own table's arithmetic).
 
-Conventions of the CSVs:
-
-* an empty cell is a value that is not printed ("-") or not legible in the source;
-  the source note says which;
-* columns ending in ``_rank`` are ranks as printed; columns starting with ``n_`` are counts;
-  every other numeric column is an accuracy or a percentage, as printed (no ``%``);
-* model names are kept as printed, without citation markers; a trailing ``*`` (MMMU:
-  "results provided by the authors") is moved to the boolean column ``author_provided``.
-
-Besides loading, this module carries the arithmetic the papers used for their derived
-columns (averages and ranks), so that the printed numbers can be re-derived from the
-transcribed ones: see :data:`DERIVED`, :data:`RANKS`, :func:`check_derived`,
-:func:`competition_rank` and :func:`rank_mismatches`.
+More: docs/modules.md, ``mmbench_lib/published/__init__.py``.
 """
 from __future__ import annotations
 

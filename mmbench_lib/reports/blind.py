@@ -1,30 +1,6 @@
 """Blind-solvability audit: how much of a benchmark a model answers without seeing the images.
 
-SEED-Bench v1 §3.3 ("Automatic Filtering"): the generated questions were given *without the image* to
-three LLMs (Vicuna-7B, Flan-T5-XXL, LLaMA-7B), and the 5.52% that all three answered correctly were
-removed; SEED-Bench-2 §3.3 verifies its automatically generated questions the same way ("we filter out
-questions that can be answered correctly by multiple LLMs without resorting to visual information"),
-and CMMMU §3.1 drops the questions GPT-4, Qwen-7B, Deepseek-7B and Yi-7B all solve without the images.
-MMMU §4.1 / CMMMU §4.1 report text-only LLMs as a baseline row. This module turns the filter into a
-tool for any benchmark, dimension or subset:
-
-1. :func:`blind_runs`: each text-only model (the suite's blind baseline: ``smollm2``, ``causal:<id>``,
-   ``random``; a model that sees images is refused) is evaluated on the configured items as an
-   ordinary run (``pipeline.runs.evaluate``: stored, resumable, the same items and ``n`` as a VLM,
-   ranking by the configured recipe on SEED, the official prompt and parser on MMMU / CMMMU), in
-   ``<report folder>/blind__<label>/``;
-2. :func:`audit`: from those runs (read with ``analysis.reader``), per model and dimension (subject):
-   blind accuracy with its 95% interval (``core.uncertainty``: Wilson, on the effective n when items share an image) against chance (the Random
-   Choice expectation, ``analysis.chance``), the exact one-sided test of "no better than chance"
-   (binomial, Poisson binomial when the option counts differ) with Holm's correction over the
-   dimensions; and the items answered correctly by **every** blind model (SEED-Bench's rule) with the
-   share expected by luck alone if every model guessed;
-3. :func:`write`: ``blind_solvable.json`` (format in ``analysis.subsets``: the ids that every
-   evaluation notebook's ``blind_ids`` parameter takes) and ``blind_audit.json`` (entries of the shared
-   metrics schema with the chance columns) in the report folder; :func:`figure` draws both.
-
-One weak blind model at chance "solves" about 1 / options of the items by luck; the expected share is
-shown beside the observed one, and several models make the intersection meaningful, as in the paper.
+More: docs/modules.md, ``mmbench_lib/reports/blind.py``.
 """
 from __future__ import annotations
 

@@ -1,35 +1,6 @@
 """CircularEval and position bias for lettered multiple choice.
 
-SEED-Bench v1 §3.4 ranks each choice's *content* so that "this evaluation strategy eliminates the
-impact of the order of multiple-choice options"; the protocols that answer with a letter do not: the
-leaderboard's "PPL for A/B/C/D" (recipe ``qwen-vl-letters``, options listed in the prompt, the letters
-ranked), and MMMU / CMMMU generation (MMMU §3 and CMMMU §3.3 prompts list ``(A) ...`` options; the
-official parsers read a letter back, with a random fallback). MMBench's **CircularEval** (Liu et al.,
-2023) asks every question once per cyclic shift of its options and counts it right only if every shift
-is answered right. This module does that for any lettered benchmark of the suite:
-
-1. :func:`order_runs`: the configured run (``pipeline.config.RunSpec``: any benchmark, model, recipe)
-   once per option order, each an ordinary stored, resumable run with ``selection.rotation`` (or
-   ``permutation_seed``) set, in ``<report folder>/rot-<k>/`` (``perm-<s>/``). Rotations: ``k = 0 ..
-   n-1`` where ``n`` is the largest option count; rotation ``k`` asks the items with more than ``k``
-   options, so each item is asked under exactly its own ``n`` rotations (``tasks.options``). Seeded
-   permutations (``permutations = P``): the original order plus ``P - 1`` shuffles. Item ids stay the
-   same in every run; each row records ``option_order`` (shown position -> original option), so every
-   answer maps back to the original option (``tasks.options.to_original``).
-2. :func:`report`: from those runs (``analysis.reader``), per item: plain correctness (the original
-   order), circular correctness (right under every order), mean accuracy over the orders and the
-   *consistency* (share of orders naming the item's most frequent original option); per dimension
-   (subject) and overall: plain and circular accuracy as entries of the shared metrics schema (with
-   Wilson intervals beside them), and the chance of passing every order by guessing; the shown
-   letters predicted against the shown gold letters, the accuracy by the gold letter's position, and
-   a chi-square comparison of the predicted letters with the gold letters. Under all cyclic rotations
-   every item's gold sits once at each of its positions, so a model that ignores the order predicts
-   exactly the gold letter distribution: any difference is position bias.
-3. :func:`write` (``circular.json``) and :func:`figure`.
-
-An item counts in the circular accuracy only if every one of its orders was answered (``failed`` counts
-the others). Content-ranking recipes (``seed1-ppl``, ``llava-chat``, ``lmms-eval-ppl``) are invariant to
-the order up to ties, so their circular accuracy equals the plain one: a check, not a finding.
+More: docs/modules.md, ``mmbench_lib/reports/circular.py``.
 """
 from __future__ import annotations
 

@@ -2,29 +2,7 @@
 
 How much of a benchmark number is the protocol rather than the model?
 
-* **SEED-Bench v1 / SEED-Bench-2** (answer ranking, SEED-Bench §3.4, SEED-Bench-2 §3.4): the same model
-  scored by choice-*content* ranking with the summed log-likelihood (the v1 LAVIS reference) and with
-  the mean (the HF / SEED-2 wrappers, docs/protocols.md §1.6 P-S3), by letter ranking with the options in the prompt (the
-  leaderboard's "PPL for A/B/C/D", Qwen-VL recipe), and by **generated** letters read out the way
-  lmms-eval (first character) or VLMEvalKit (exact matching) do -- the last two are NOT paper protocols
-  (``mmbench_lib.tasks.letters``). Sum and mean are two readings of one stored run (both reductions are
-  stored per choice), so they cost one pass.
-* **MMMU / CMMMU** (generation, MMMU §4.1, CMMMU §4.1): the stored responses of one run re-scored by the
-  official parser and by the non-official fixed-quirk variants (CMMMU T/F negation, docs/protocols.md §4.4; MMMU
-  lenient multiple choice, P-M3; MMMU open answers split into sentences before lower-casing, §3.5 step
-  2), and without the random fallback; plus the distribution of the total over many fallback seeds
-  (the official scorers draw with ``random.Random(42)``; MMMU §4.1 and CMMMU §4.1 say unparseable
-  multiple-choice answers get a random option). No response is generated again for these. Prompt modes
-  (``tasks.modes``: ``cot``, ``cot+answer-line``) are more generation protocols: each mode's run (one per
-  prompt: ``cot+answer-line`` reads the ``cot`` run through its answer lines) scored by the official parser.
-
-Outputs (on the items every protocol scored): accuracy per protocol with 95% Wilson
-intervals, the item-level agreement matrices (same predicted answer, same correctness), per-dimension /
-per-subject deltas against the first protocol, paired differences with McNemar's exact test (Holm-adjusted
-too), and the items whose correctness flips. Runs are read only through ``mmbench_lib.analysis.reader``
-and made only through ``mmbench_lib.pipeline.runs.evaluate`` (the one resumable loop and run store); a
-finished run in ``outputs/`` whose whole identity is the one asked for (``pipeline.reuse``) is reused instead
-of recomputed, and the table names every run used.
+More: docs/modules.md, ``mmbench_lib/reports/protocol.py``.
 """
 from __future__ import annotations
 

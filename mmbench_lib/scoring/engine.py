@@ -1,52 +1,6 @@
 """A likelihood engine that reads each question and image once.
 
-``ReferenceScorer`` runs ``prefix + choice`` through the model once per choice, so a question
-with four choices pays for its prefix (image tokens + question) four times. ``SharedPrefixScorer``
-gives the same numbers (within float rounding) for a fraction of the work:
-
-1. **prefix pass**: the prefix (with ``pixel_values`` and any other family inputs) goes through
-   the model once, keeping its key/value cache and only the last position's logits, which
-   give every choice's first-token log-probability;
-2. **choice pass** (``tree=True``, the default): each question's choices go into ONE row after its
-   cached prefix, laid end to end under a 4-D mask that lets a choice token see the prefix and
-   the earlier tokens of its own choice, with positions restarting per choice; all questions of a
-   group share that forward, and the cache is neither copied nor padded per choice. The first
-   group for each model is also run the row way and compared; a model that disagrees keeps the
-   row way, with a warning. The row way (``tree=False``, and after an out-of-memory error on one
-   question): the cache is copied once per choice row (``DynamicCache`` rows selected with
-   repeats) and all choices, right-padded with an attention mask, go through one batched forward.
-   Either way a choice of ``L`` tokens only needs its first ``L - 1`` tokens as input (the last
-   token's output is never scored), so one-token choices cost nothing beyond the prefix pass.
-
-``score_many`` batches several questions (lm-evaluation-harness style): questions are sorted
-longest first, cut into groups that fit a token budget, and results come back in input order.
-Text-only prefixes of a group are run together, left-padded with explicit ``position_ids``;
-prefixes with images run one at a time and their caches are left-padded and stacked. Rows from
-different questions then share the choice pass with per-row ``position_ids`` (``prefix length +
-offset``), while the causal mask is laid out on the padded cache index. On an out-of-memory
-error the group is halved and retried; a single question then halves its choice rows; a
-single choice that still does not fit falls back to ``ReferenceScorer``.
-
-Mixing questions of different prefix lengths needs full attention layers (sliding-window caches
-are scored one question at a time, still one prefix pass + one choice pass each) and positions
-the engine can write down: 1-D positions from 0, PaliGemma's from 1, and Qwen-VL's M-RoPE, where
-text after the vision tokens sits at its index plus the prompt's ``rope_deltas``, read back after
-each prefix pass.
-
-**Packed text questions** (``packing=True``, the default): when the prefixes are plain text
-(only ``input_ids`` and an all-ones ``attention_mask``), there is nothing to cache. Several
-questions go into ONE sequence instead, each laid out as ``prefix, choice 1, choice 2, ...``
-(every choice without its last token) under a tree-shaped 4-D attention mask: a prefix token
-sees its own prefix causally, a choice token sees its question's prefix and the earlier tokens
-of its own choice, nothing else, with positions restarting per question (``prefix length +
-offset`` for a choice). Every token is then a real one (no padding of short choices to the
-longest, no cache copied per choice) and the vocabulary projection runs only at the positions
-that are scored (``logits_to_keep`` as an index tensor). Rows are filled longest question first
-up to ``pack_tokens`` (attention over the row grows with its square, so a row stays around half
-the hidden size on the CPU). It needs a model that takes a custom 4-D mask (``sdpa`` or
-``eager`` attention), 1-D positions and ``logits_to_keep``; the first packed row for each model
-is checked against the cached path, and a model that disagrees is scored the cached way from
-then on, with a warning.
+More: docs/modules.md, ``mmbench_lib/scoring/engine.py``.
 """
 from __future__ import annotations
 

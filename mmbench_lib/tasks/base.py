@@ -6,68 +6,7 @@ subclass of its task, as in VLMEvalKit's dataset classes). Nothing outside ``tas
 decides anything by a benchmark's name: it asks the task (``get_task(name).<attribute or method>``).
 The registry imports every module of this package on first use, so adding a module registers it.
 
-The contract (class attributes unless marked as methods; defaults in :class:`Task`):
-
-identity
-    ``name``: the key in ``Item.benchmark``, predictions, metrics and manifests. ``aliases``: other
-    names accepted everywhere a benchmark is named (the canonical name is what is recorded).
-    ``title``: the display name in tables and figures. ``paper``: the ``papers`` value of the figures
-    notebook whose tables hold this benchmark (``""``: none). ``published_tables``: the keys of
-    ``mmbench_lib.published`` transcribed from this benchmark's paper; ``error_table``: ``(label, key)`` of
-    the paper's published error distribution, if any (notebook 30 draws ours beside it). ``order``: where
-    the task comes in lists, tables and figures (lower first).
-protocol
-    ``protocol``: ``"ranking"`` (each option scored, the best taken; notebooks 10/11) or
-    ``"generation"`` (a response generated, then parsed by the official parser; notebook 20).
-splits
-    ``splits``, ``split_aliases`` (alias -> split), ``default_split``, ``validation_split`` (the split
-    the Frequent Choice baseline counts answers on; ``None`` when no split holds other questions than the
-    scored ones, as a one-split benchmark: a baseline that learns from a split is then refused before the
-    run, ``pipeline.baselines.refusal``).
-groups
-    ``dimensions``: id -> (name, ...) (SEED: dimensions; MMMU: subjects; CMMMU: subjects under
-    categories); ``groups``: metric group -> dimension ids, what ``core.metrics.summarize`` reports;
-    ``group_kind``: what the user selects by (``"dimension"``, ``"subject"``, ``"category"``);
-    ``numbered_dimensions``: tables show dimensions with their ids ("3. Instance Attributes").
-data
-    :meth:`load_items` ``(**args) -> list[Item]``: the ONE loader call, ``args`` being the keyword
-    arguments the task's loader takes (recorded as they are in the manifest, so a reader can load the
-    same items again). :meth:`run_args` (a ``RunSpec``), :meth:`manifest_args` (a manifest) and
-    :meth:`demo_args` (the paths ``mmbench make-demo`` returns) build ``args``. ``hub_id``: the hub
-    dataset a ``source`` defaults to. The demo builder: ``mmbench_lib.demo.make_demo`` writes each task's
-    demo set under its ``name`` in the official layout; ``demo_args`` turns those paths into ``args``
-    (``demo_source_key``: the key naming the data folder, the ``source`` of notebook 20; the SEED family:
-    ``demo_keys`` / ``demo_filters``). ``path_parameters``: the loader arguments that name files or
-    folders (or dicts of them), resolved from the repository root and checked to exist;
-    :meth:`data_parameters`: every argument the loader takes; :meth:`takes_split`: whether it selects a
-    split (a SEED file is one test set). ``layouts``: the copies of the data the loader reads
-    (:class:`Layout`: official, hub parquet, VLMEvalKit TSV, the task's extras); ``data_key``: the loader
-    argument naming the data; :meth:`probe` ``(location, split)``: which layout a path is, after a cheap
-    look (``DataError`` otherwise), what ``mmbench run`` asks before the run folder exists.
-parameters and checks (run by ``pipeline.preflight`` before any folder is made; each raises ValueError
-with one line saying what is accepted)
-    :meth:`check_split`, :meth:`check_selection` (``subjects`` / ``dimensions``; the SEED family's
-    ``named_selections`` such as ``image`` / ``video``), and
-    ``parameter_choices``: notebook parameter -> allowed values this task fixes (e.g. SEED-2 ``level``).
-prompts, parser and outputs (generation tasks)
-    :meth:`prompt`, :meth:`image_placeholders`, ``ocr_lang`` (tesseract language of the OCR baseline),
-    :meth:`answer_kind`, :meth:`baseline_choices`, :meth:`baseline_answer` (MMMU §4.1 baselines),
-    ``parser``: the official parser module, ``official_output``: the format of the official response
-    files :meth:`write_official` writes (``pipeline.rescoring`` reads that format back), and
-    :meth:`write_submission` (the test-split submission file). ``deviations``: where we knowingly differ.
-    ``parser_variants``: key -> ``recipes.Protocol``, the official parser and the non-official readings a
-    protocol report compares; :meth:`fallback_wins`: the options of a random fallback draw the official
-    judge counts correct (for replaying the fallback under other seeds).
-    ``prompt_modes``: key -> ``modes.PromptMode`` (``official`` always; ``cot`` and ``cot+answer-line`` where
-    the task has a CoT prompt): :meth:`prompt` ``(item, mode)`` builds the mode's prompt,
-    :meth:`prompt_mode` checks a key, :meth:`resolve_mode` ``(split, mode)`` lets a task whose split already
-    names its prompt (MMMU-Pro's ``-cot`` splits) keep the two consistent, :meth:`parser_input` is the text
-    the official parser reads under a mode.
-official results (ranking tasks)
-    ``results_need_questions``: an official ``results.json`` carries no dimension, so rescoring it
-    (``mmbench score-predictions``) needs the question file.
-
-The paper sections each value comes from are cited in the task modules themselves.
+More: docs/modules.md, ``mmbench_lib/tasks/base.py``.
 """
 from __future__ import annotations
 

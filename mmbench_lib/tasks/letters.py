@@ -5,21 +5,7 @@ Two harnesses instead let the model write an answer with the options listed in t
 letter out of the text (docs/protocols.md §1.4, P-S8). The rules below are paraphrased from their sources; their
 numbers are not comparable with the papers' ranking numbers.
 
-- ``lmms-eval`` (task ``seedbench``, ``seed_process_result``): the response is stripped of surrounding
-  whitespace and its **first character**, whatever it is, is the prediction; correct iff it equals the
-  gold letter. "The answer is B" predicts "T"; "b" predicts "b" (case-sensitive, wrong).
-- ``vlmevalkit`` (exact matching, ``can_infer`` without a judge model, the long-standing form):
-  1. a few refusal phrases give "Z" (no answer);
-  2. option pass: the characters ``.()[],:;!*#{}`` become spaces and the text is split on whitespace;
-     if exactly one of the option letters occurs as a whole token, it is the prediction; if none
-     does and a bare token "Z" occurs, "Z";
-  3. text pass: if exactly one option's text (lower-cased) is a substring of the lower-cased response,
-     its letter;
-  4. otherwise "Z": VLMEvalKit would ask a judge LLM here; in exact-matching mode the item is scored
-     wrong ("Failed in Prefetch").
-
-``extract(name, response, letters, choices)`` gives an :class:`Extracted` (letter or ``None``, and
-the rule that decided). "Z" is returned as ``None`` with mode ``refusal`` or ``none``.
+More: docs/modules.md, ``mmbench_lib/tasks/letters.py``.
 """
 from __future__ import annotations
 

@@ -5,12 +5,7 @@ A generation task declares its modes (``Task.prompt_modes``, key -> :class:`Prom
 (``generation (official)``, ``generation (cot)``, ...), so a number under the official protocol is never
 confused with another. docs/protocols.md §5 lists each task's modes and where their prompts come from.
 
-- ``official``: the benchmark's official prompt and parser, unchanged (the parity results).
-- ``cot``: a chain-of-thought prompt (the benchmark's published one where it exists, e.g. MMMU-Pro's
-  ``prompts.yaml``; otherwise the documented one of the task), with a larger ``max_new_tokens`` default.
-- ``cot+answer-line``: the same prompt; the official parser reads the text of the response's last
-  ``Answer: X`` line (:func:`answer_line`) instead of the whole response, where there is one. NOT an official
-  protocol: a labelled variant for models that reason at length before answering.
+More: docs/modules.md, ``mmbench_lib/tasks/modes.py``.
 """
 from __future__ import annotations
 

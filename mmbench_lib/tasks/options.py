@@ -7,26 +7,7 @@ rules) do not. MMBench's CircularEval (Liu et al., 2023) asks each question once
 its options and counts it right only when every shift is answered right; this module makes the
 shifted items, and ``mmbench_lib.reports.circular`` turns their runs into the report.
 
-Conventions (one place, so that every answer maps back to its original option):
-
-* ``order``: a list over the *shown* positions; ``order[j]`` is the original index of the option
-  shown at position ``j`` (letter ``LETTERS[j]``). The identity is ``[0, 1, ..., n-1]``.
-* rotation ``k`` of ``n`` options: ``order[j] = (j + k) % n`` (option ``i`` moves to position
-  ``(i - k) % n``; rotation 1 shows the original B as A). Rotation ``k`` applies to items with more
-  than ``k`` options, so an item with ``n`` options is asked under exactly its ``n`` rotations.
-* seeded permutation ``s``: the options shuffled by ``random.Random("<s>:<item id>")`` (reproducible
-  per item, independent of the other items and of the run order).
-* only the non-empty options move (CMMMU pads to four with ``""``); padding stays in place.
-* gold letters are moved with their options: one letter, several letters (CMMMU ``"AC"``, kept in
-  ABCD order as its official scorer compares strings) or a list (MMMU, any of which is right).
-* images follow their placeholders: when a task lists ``meta["image_tags"]`` (the ``<image k>`` of each image,
-  MMMU / MMMU-Pro, images in placeholder order), the images are put in the order their tags first appear in
-  the question and the moved options, as the loader ordered them.
-* an item whose options are drawn in its image (``meta["options_in_image"]``: MMMU-Pro's vision setting) has
-  nothing to move: it is not lettered here, so CircularEval refuses it.
-* the arranged item keeps its id; its ``meta["option_order"]`` records ``order`` and every stored
-  row carries it (``mmbench_lib.core.rows.base_row``), so a reader maps a shown letter back with
-  :func:`to_original`.
+More: docs/modules.md, ``mmbench_lib/tasks/options.py``.
 """
 from __future__ import annotations
 

@@ -11,13 +11,7 @@ reduction (sum or mean over tokens) in the text we could read; the suite records
 every run (``seed1-ppl``: summed log-likelihood; ``llava-chat``: mean, the SEED-2 LLaVA wrapper), so
 a number always says which one made it.
 
-Copies users have:
-- the official JSON ``SEED-Bench-2-plus-text-rich.json`` (a list of questions, or an object with a
-  ``questions`` list) with ``data_id`` = ``text_rich/<n>.png`` under ``image_root`` (the folder the
-  ``text_rich.zip`` was extracted into);
-- parquet copies of the same rows with the image inlined in an ``image`` column (a ``.parquet``
-  file or a folder of them); ``data_id`` is kept as metadata.
-Choice keys are upper case, ``choice_A``..``choice_D``; ``answer`` is a letter A-D.
+More: docs/modules.md, ``mmbench_lib/tasks/seed2plus.py``.
 """
 from __future__ import annotations
 

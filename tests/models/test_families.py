@@ -1,6 +1,6 @@
 """Vision-language families through their real transformers classes, tiny random weights, CPU.
 
-Each family is built from a config (``mmbench_lib.models.tiny``) with a processor on a real
+Each family is built from a config (``tests.tiny_models``) with a processor on a real
 tokenizer (SmolLM2's; a T5 Unigram tokenizer trained on the fly for the T5 models), and used
 through ``load_adapter("tiny-<family>")``: scoring (one image, two images, IMAGE markers between
 text where the family interleaves), generation, the shared-prefix engine against the reference
@@ -234,7 +234,7 @@ def test_encoder_decoder_batches_the_decoder_pass():
 def test_tiny_t5_tokenizer_is_a_real_t5_tokenizer():
     from transformers import T5Tokenizer
 
-    from mmbench_lib.models.tiny import tiny_t5_tokenizer
+    from tests.tiny_models import tiny_t5_tokenizer
 
     tok = tiny_t5_tokenizer()
     assert isinstance(tok, T5Tokenizer) and (tok.pad_token_id, tok.eos_token_id, tok.unk_token_id) == (0, 1, 2)

@@ -1,7 +1,7 @@
 """Native video input: SEED video items reach Qwen2-VL / Qwen2.5-VL / LLaVA-OneVision as ONE clip of the
 officially sampled frames (the processor's ``videos=``), other families as frames-as-images, unchanged.
 
-Tiny random-weight models of the real transformers classes (``mmbench_lib.models.tiny``), the demo
+Tiny random-weight models of the real transformers classes (``tests.tiny_models``), the demo
 sets' real video files (SEED v1 dims 10-12: decoded by the official 8-frame rule) and shipped frames
 (SEED-2 dims 19-22). Engine vs reference: same predictions under both reductions, log-likelihoods
 within the derived fp32 bound (``tests.scores``).

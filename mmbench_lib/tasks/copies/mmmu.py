@@ -1,21 +1,6 @@
 """MMMU / CMMMU copies other than the per-config hub layout: rows by subject (MMMU) or category (CMMMU).
 
-Detected from ``source`` (docs/protocols.md §3.1, §4.1):
-
-- merged hub copy (``lmms-lab/MMMU``, ``lmms-lab/CMMMU``): ``data/<split>-*.parquet``, every subject
-  or category in one table, the same columns as the per-config copy (``id``, ``question``,
-  ``options``, ``image_1``.., ``answer``, ``question_type``...; CMMMU ``type``, ``option1``..``option4``,
-  ``image_i`` / ``image_i_filename``, ``subcategory``, ``category``: lmms-eval ``cmmmu/utils.py``).
-  An MMMU row's subject is the middle of its id (§3.1); a CMMMU row's category is its ``category``
-  column, or the category of its ``subcategory``.
-- a hub id (either layout) served from the local hub cache (``huggingface_hub`` snapshot, offline).
-- VLMEvalKit TSV: ``MMMU_DEV_VAL.tsv`` (``vlmeval/dataset/image_mcq.py`` ``MMMUDataset``): lettered
-  option columns ``A``..``I`` (an open question has none: ``MMMU_preproc`` tests ``A`` for NaN),
-  ``answer``, ``category``, ``split`` (``dev`` / ``validation``), ``index``, base64 ``image`` (one or a
-  list, ``<image k>`` = the k-th: ``split_MMMU``); the MMMU ``id`` column is used when present, else
-  ``<split>_<category>_<index>``. ``CMMMU_VAL.tsv`` (``vlmeval/dataset/cmmmu.py``): ``type``,
-  ``option1``..``option4``, ``answer``, ``category``, ``index``, ``image`` (one or a list, in the order
-  of the ``<img="...">`` tags); ``id`` and ``subcategory`` are used when present.
+More: docs/modules.md, ``mmbench_lib/tasks/copies/mmmu.py``.
 """
 from __future__ import annotations
 

@@ -1,25 +1,6 @@
 """SEED-Bench v1 / SEED-Bench-2 copies other than the official JSON, turned into the official layout.
 
-A copy is detected from what ``annotation_file`` names (docs/protocols.md §1.1, §1.3, §2.1):
-
-- the official ``SEED-Bench.json`` / ``SEED-Bench_v2_level1_2_3.json``: read as it is;
-- the lmms-eval hub copy (``lmms-lab/SEED-Bench``, ``lmms-lab/SEED-Bench-2``): a parquet file, a
-  folder holding ``data/test-*.parquet``, or the hub id when the local hub cache holds it. Its rows
-  carry the official fields (``question_id``, ``question``, ``choice_a``..``choice_d``, ``answer``,
-  ``question_type_id``, ``data_type``, ``data_id``, ``segment``; SEED-2 also ``data_source``,
-  ``level``, ``subpart``, ``version``) plus ``image``, a list of images (lmms-eval
-  ``seedbench/utils.py``: ``doc["image"]``; ``choice_a``..``choice_d``, ``answer``, ``data_type``,
-  ``question_id``). A v1 image row holds its one image, a video row its 8 pre-sampled frames; a
-  SEED-2 row holds one image per ``data_id`` entry, in order.
-- VLMEvalKit's ``SEEDBench_IMG.tsv`` / ``SEEDBench2.tsv`` (``vlmeval/dataset/image_mcq.py``): lettered
-  option columns ``A``..``D``, ``answer``, ``category`` (the dimension's name), ``index`` and base64
-  ``image`` (one, or a list). The item id is the ``index``; a ``question_id`` or
-  ``question_type_id`` column is used when present.
-
-The rows are written once to a cache folder keyed by the copy's path, size and modification time (the
-JSON, the images under their ``data_id``, v1 video frames as ``<question_id>/1.png..``), then read by the
-official loader, so every copy gives the same items. Two rows naming one image file with different bytes
-are an error naming both; the task says what its copies hold (``SeedShape``).
+More: docs/modules.md, ``mmbench_lib/tasks/copies/seed.py``.
 """
 from __future__ import annotations
 
