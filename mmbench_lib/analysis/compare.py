@@ -1,18 +1,6 @@
 """``mmbench compare RUN...``: runs side by side, and paired tests where they scored the same items.
 
-Each ``RUN`` is a run folder at any level (a run's top folder, one of its sub-runs, one shard), given as a path
-(relative to the current directory) or a run id under ``outputs/``. :func:`compare_tables` returns two tables:
-
-* one row per sub-run (:func:`mmbench_lib.analysis.results.run_result`): run, model, data source (demo data,
-  full split or a subset with its n), benchmark, protocol (recipe or prompt mode), scope, n, accuracy and its 95%
-  interval in % (the one rule of :mod:`mmbench_lib.core.uncertainty`); a run another process is still writing has
-  its n marked (its metrics are older than its rows);
-* one row per pair of different sub-runs of one benchmark that share scored items: n common items, both
-  accuracies on them, the difference (b - a) with Newcombe's paired 95% interval, the discordant counts and
-  McNemar's exact p (:func:`mmbench_lib.core.uncertainty.compare_runs`). A folder given twice is one run.
-  Two runs whose data files differ (their manifests' ``data_sha256``) or whose gold answers differ on a common item
-  are not paired: the pairs table's ``attrs["notes"]`` says why, one line each. A named folder without a finished
-  run is a one-line ``RunError``.
+More: docs/modules.md, ``mmbench_lib/analysis/compare.py``.
 """
 from __future__ import annotations
 

@@ -1,26 +1,6 @@
 """MMMU items from other harnesses' files, and the rule sets a reproduction audit re-scores them with.
 
-An item is a dict ``{id, subject, question_type, all_choices, index2ans, answer, response}`` (the fields of
-the official ``output.json``, docs/protocols.md §3.9) plus ``own_correct`` (the file's own verdict, when it
-carries one). Readers of the peers' rows (field names from their code):
-
-- lmms-eval sample logs (``lmms_eval/evaluator.py``: ``doc_id``, ``doc``, ``resps``, ``filtered_resps``, the
-  task's metric fields; task ``mmmu_val``, ``tasks/mmmu/utils.py::mmmu_process_results``: ``doc`` holds ``id``,
-  ``question_type``, ``options``, ``answer``; metric ``mmmu_acc`` holds ``parsed_pred``);
-- VLMEvalKit prediction files (``vlmeval/dataset/utils/multiple_choice.py``: ``index``, ``prediction``,
-  ``answer``, option columns ``A``...``I``; the MMMU item id in ``id``).
-
-Rule sets (:data:`RULES`), each ``fn(items, rng_seed) -> [correct]``:
-
-- ``official``: ``parse_multi_choice`` / ``parse_open`` / ``eval_*`` of the official repository, one
-  ``random.Random(42)`` in the official subject order (docs/protocols.md §3.4-3.8);
-- ``official, trace removed``: the same after :func:`thinking.strip_trace` (NOT official: a named step);
-- ``lmms-eval``: ``mmmu_process_results`` at lmms-eval 75571cf: multiple choice by the official parser, its
-  fallback drawn from Python's global ``random`` (seeded by ``--seed``, default 0; here ``random.Random(0)``
-  in the file's order, an approximation of their stream); open answers keep ``str(parsed_pred[0])`` and
-  ``evaluate_mmmu`` then iterates that string's characters, so no open answer of length 2 or more can match;
-- ``vlmevalkit``: exact matching (``can_infer``, ``vlmeval/utils/matching_util.py`` at VLMEvalKit e8e78f0):
-  :func:`vlmevalkit_can_infer`; nothing inferred is "Z", scored wrong (no judge model).
+More: docs/modules.md, ``mmbench_lib/tasks/mmmu_audit.py``.
 """
 from __future__ import annotations
 

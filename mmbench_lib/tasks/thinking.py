@@ -1,18 +1,6 @@
 """Thinking traces: removed before the official parser, as a named and recorded step (NOT part of any paper).
 
-Reasoning models write a trace before their answer. The official parsers (MMMU, CMMMU, MMMU-Pro) read the
-whole response, so a letter or number inside the trace can be taken for the answer (lm-evaluation-harness#3419;
-sglang PR#23864). :func:`split_trace` separates the two:
-
-- ``<think>...</think>`` blocks (any number; Qwen3, DeepSeek-R1 and their descendants) and the family markers
-  in :data:`MARKERS` (``<reasoning>``, ``◁think▷...◁/think▷``, ``<|begin_of_thought|>...<|end_of_thought|>``);
-- a closing marker without its opening one: the chat template put the opening one in the prompt, the answer
-  is what follows the last closing marker (lmms-eval ``api/reasoning.py::strip_reasoning_tags`` does the same);
-- an unclosed opening marker: the trace ran to the end (usually the token limit), there is no answer (lmms-eval
-  leaves such a response as it is, so its parser reads the trace).
-
-A ranking run must not think: the likelihood of a choice after a trace is not the papers' protocol
-(:func:`ranking_refusal`).
+More: docs/modules.md, ``mmbench_lib/tasks/thinking.py``.
 """
 from __future__ import annotations
 

@@ -1,19 +1,6 @@
 """Reading the tables of a data copy: parquet files, VLMEvalKit TSV files, cached hub snapshots.
 
-Schema facts (read from the public code, docs/protocols.md §1.1, §2.1, §3.1, §4.1):
-
-- lmms-eval hub copies (``lmms-lab/MMMU``, ``lmms-lab/CMMMU``, ``lmms-lab/SEED-Bench``,
-  ``lmms-lab/SEED-Bench-2``): one ``default`` config, files ``data/<split>-0000k-of-0000n.parquet``,
-  every subject / category in one table; image cells are ``{"bytes", "path"}`` structs, or lists of
-  them (SEED's ``image`` column; lmms-eval ``seedbench/utils.py`` converts each entry of
-  ``doc["image"]``).
-- VLMEvalKit TSV (``vlmeval/dataset/image_base.py``): an ``index`` column, an ``image`` column
-  holding a base64 image, a list of them written as a Python list literal (``toliststr``), or, when
-  at most 64 characters, the ``index`` of another row whose image is the same.
-
-Every read is bounded: a data file must be a regular file (a FIFO or a device is never opened), a
-TSV cell at most ``MAX_CELL`` characters, and a list cell is matched as a flat list of quoted base64
-strings (never evaluated, never parsed recursively).
+More: docs/modules.md, ``mmbench_lib/tasks/copies/tables.py``.
 """
 from __future__ import annotations
 
