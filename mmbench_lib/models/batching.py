@@ -20,7 +20,7 @@ Each row's new tokens are cut at its first stop token, exactly as one ``generate
 
 Families whose cached forward takes plain positions (text LMs, LLaVA-1.5 / NeXT / OneVision,
 Idefics3; ``adapter.kv_decode_reason()`` is None) take the faster path of
-``mmbench_lib.models.kv_decode`` instead of steps 2-3: a shared prompt prefix computed once,
+``mmbench_lib.models.cpu.kv_decode`` instead of steps 2-3: a shared prompt prefix computed once,
 text prompts prefilled end to end in one forward (``flat_prefill``; prompts with images in small
 length-sorted batches) feeding one decode batch, one forward per step without ``generate``,
 finished rows leaving at once and waiting prompts joining (continuous batching), and on the CPU
@@ -33,9 +33,10 @@ import gc
 import torch
 
 from mmbench_lib.core.requests import GenerateRequest
-from mmbench_lib.models import kv_decode as kv
-from mmbench_lib.models import packed
+from mmbench_lib.models.cpu import kv_decode as kv
+from mmbench_lib.models.cpu import packed
 from mmbench_lib.models.policy import CPU_CHUNK, BatchPolicy, policy_from  # noqa: F401 - the policy lives without torch
+from mmbench_lib.scoring import hf_internals as hf
 from mmbench_lib.scoring.engine import is_oom
 
 #: inputs that grow with the sequence and how a generated token extends them (``generate``'s own rules)
@@ -151,7 +152,7 @@ def decode_greedy(model, inputs: dict, max_new_tokens: int, stops: set[int], pad
         k = min(chunk, left) if chunk > 0 else left
         width = 1 if encdec else step_inputs["input_ids"].shape[1]  # encdec: after the start token
         out = model.generate(
-            **step_inputs, past_key_values=cache, max_new_tokens=k, do_sample=False, pad_token_id=pad_id,
+            **step_inputs, **hf.cache_kw(model, cache), max_new_tokens=k, do_sample=False, pad_token_id=pad_id,
             return_dict_in_generate=True, use_cache=True, **(stop_kwargs(adapter, prompt_width) if adapter else {}),
         )
         gen = out.sequences[:, width:]
@@ -169,13 +170,13 @@ def decode_greedy(model, inputs: dict, max_new_tokens: int, stops: set[int], pad
             on_chunk(len(rows), got)
         if got < k or not keep or left <= 0:
             break  # generate stopped early only when every row finished
-        cache = out.past_key_values
+        cache = hf.out_cache(out)
         ids = out.sequences
         step_inputs = _grow({k2: v for k2, v in step_inputs.items() if k2 in ("attention_mask", *_TOKEN_TYPE_KEYS)}, got)
         step_inputs["input_ids"] = ids
         if len(keep) < len(rows):
             idx = torch.tensor(keep)  # on the CPU: it indexes cache layers on any device (a dispatched model)
-            cache.batch_select_indices(idx)
+            hf.select_cache_rows(cache, idx)
             if drop_rows is not None:
                 drop_rows(idx)
             step_inputs = {k2: v.index_select(0, idx.to(v.device)) for k2, v in step_inputs.items()}
@@ -287,7 +288,7 @@ class BatchedGenerator:
 
     def _flat_note(self, adapter) -> str | None:
         """Why this adapter's prompts are not prefilled end to end (None: they are)."""
-        from mmbench_lib.models.flat_prefill import flat_reason
+        from mmbench_lib.models.cpu.flat_prefill import flat_reason
 
         if not self.policy.flat_prefill:
             return "off (BatchPolicy.flat_prefill=False)"
@@ -295,10 +296,10 @@ class BatchedGenerator:
             return "prompts with images are prefilled as processor batches (padded)"
         return flat_reason(adapter.model)
 
-    # -- the kv-decode path (mmbench_lib.models.kv_decode)
+    # -- the kv-decode path (mmbench_lib.models.cpu.kv_decode)
     def run_kv(self, adapter, requests: list[GenerateRequest]) -> list[list[int]]:
         """Shared prefixes once, prefill batches, one decode batch refilled as rows finish; on the CPU
-        in fp32, the linear layers on pre-packed weights (``mmbench_lib.models.packed``)."""
+        in fp32, the linear layers on pre-packed weights (``mmbench_lib.models.cpu.packed``)."""
         self.flat_reason = self._flat_note(adapter)
         if self.prefill_rows is None:
             self.prefill_rows = self.max_rows if self.flat_reason is None else min(PADDED_PREFILL_ROWS, self.max_rows)
@@ -425,7 +426,7 @@ class _KvRun:
         """Cache (left-padded rows), mask, next positions and first tokens of rows given as (shared prefix
         node or None, own tokens), all in one forward end to end (``flat_prefill``) together with the
         prefix nodes not computed yet (parents first); a row's cache is its prefix's then its own."""
-        from mmbench_lib.models import flat_prefill as fp
+        from mmbench_lib.models.cpu import flat_prefill as fp
 
         model, device = self.adapter.model, self.adapter.device
         missing: list = []  # nodes to compute in this forward, parents before children

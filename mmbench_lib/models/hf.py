@@ -10,16 +10,22 @@ never receive one (the pipeline sends their frames as images).
 """
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import torch
 
 from mmbench_lib.core.requests import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, Video, interleave
 from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, is_oom, stop_ids, stop_kwargs
-from mmbench_lib.models.kv_decode import kv_decode_reason
+from mmbench_lib.models.cpu.kv_decode import kv_decode_reason
 from mmbench_lib.models.settings import NONE as NO_SETTINGS
 from mmbench_lib.models.placement import pick_device, placement_record  # noqa: F401 - pick_device: loaders
 from mmbench_lib.scoring import get_scorer
-from mmbench_lib.scoring.devices import input_device
+from mmbench_lib.scoring.devices import input_device, to_device
 from mmbench_lib.scoring.reference import Prepared
+
+
+_LOCKS = threading.Lock()  # creates each adapter's preparation lock once
 
 
 def pick_dtype(dtype: str | None, device: str) -> torch.dtype:
@@ -68,9 +74,34 @@ class DecoderOnlyAdapter:
         )
 
     def score_choices(self, requests: list[ScoreRequest]) -> list[list[ChoiceScore]]:
+        prepared = [self._take_prepared(r) for r in requests]
         if hasattr(self.scorer, "score_many"):  # batches questions together (mmbench_lib.scoring.engine)
-            return self.scorer.score_many(self.model, [self.prepare(r) for r in requests])
-        return [self.scorer.score(self.model, self.prepare(r)) for r in requests]
+            return self.scorer.score_many(self.model, prepared)
+        return [self.scorer.score(self.model, p) for p in prepared]
+
+    #: requests prepared ahead (``prefetch``) and not scored yet; at most this many are kept
+    PREFETCH_KEEP = 1024
+
+    def prefetch(self, requests: list[ScoreRequest]) -> None:
+        """Prepare ``requests`` now (the run loop calls this from a worker thread for the next batch while
+        the model scores the current one); ``score_choices`` then takes them as they are. Preparing is
+        serialised by a lock (a tokenizer is not safe to share between threads)."""
+        with self._prep_lock():
+            for r in requests:
+                self._prefetched[id(r)] = (r, self.prepare(r))
+            while len(self._prefetched) > self.PREFETCH_KEEP:
+                self._prefetched.popitem(last=False)
+
+    def _prep_lock(self) -> threading.Lock:
+        with _LOCKS:
+            if "_lock" not in self.__dict__:
+                self._lock, self._prefetched = threading.Lock(), OrderedDict()
+        return self._lock
+
+    def _take_prepared(self, r: ScoreRequest) -> Prepared:
+        with self._prep_lock():
+            hit = self._prefetched.pop(id(r), None)
+            return hit[1] if hit is not None and hit[0] is r else self.prepare(r)
 
     #: why batched generation cannot reproduce one-at-a-time outputs for this family (None: it can)
     batch_unsupported: str | None = None
@@ -110,7 +141,7 @@ class DecoderOnlyAdapter:
         self._generator = value
 
     def kv_decode_reason(self) -> str | None:
-        """Why batched generation cannot take the kv-decode path (None: it can; ``models.kv_decode``)."""
+        """Why batched generation cannot take the kv-decode path (None: it can; ``models.cpu.kv_decode``)."""
         if self.row_drop_unsupported:
             return self.row_drop_unsupported
         return kv_decode_reason(self.model, vlm=self.sees_images)
@@ -192,7 +223,7 @@ class DecoderOnlyAdapter:
         out = {}
         for k, v in dict(batch).items():
             if isinstance(v, torch.Tensor):
-                v = v.to(self.device)
+                v = to_device(v, self.device)  # pinned, not blocking the host, on a GPU
                 if v.is_floating_point():
                     v = v.to(next(self.model.parameters()).dtype)
             out[k] = v

@@ -14,12 +14,14 @@ under papermill and in a terminal, a widget bar in a live notebook kernel.
 
 A protocol is any object with ``desc`` (the model's name in the progress label), ``item_errors`` (exception types of
 ``prepare`` that mark only that item, besides ``MediaError``), ``prepare``, ``call``,
-``finish`` and ``failed(item, error)``.
+``finish`` and ``failed(item, error)``. One with ``prefetch(pairs)`` (ranking) gets batch k+1 prepared in a worker
+thread while batch k runs on the model: media, prompts and the adapter's model inputs leave the critical path.
 """
 from __future__ import annotations
 
 import logging
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 
 from mmbench_lib.core.items import Item
 from mmbench_lib.core.media import MediaError
@@ -48,28 +50,46 @@ def run_loop(items: list[Item], protocol, store: RunStore, batch_size: int = 8, 
     todo = [it for it in items if it.id not in done]
     bar = Progress(len(items), label or _label(items, protocol), initial=len(items) - len(todo),
                    failed=_failed(store, items), mode=None if progress else "off")
-    for start in range(0, len(todo), batch_size):
-        batch = todo[start:start + batch_size]
-        rows, pairs = {}, []
-        for it in batch:
-            try:
-                got = protocol.prepare(it)
-            except MediaError as e:
-                rows[it.id] = protocol.failed(it, str(e))
-                continue
-            except protocol.item_errors as e:  # noqa: PERF203 - e.g. an unreadable image for OCR: this item only
-                rows[it.id] = protocol.failed(it, f"{type(e).__name__}: {e}")
-                continue
-            if isinstance(got, dict):
-                rows[it.id] = got
-            else:
-                pairs.append((it, got))
-        for (it, req), result in zip(pairs, bisect_call(protocol.call, pairs)):
-            rows[it.id] = protocol.failed(it, result.error) if isinstance(result, Failed) else protocol.finish(it, req, result)
-        store.append([rows[it.id] for it in batch])
-        bar.update(len(batch), failed=sum(rows[it.id].get("status") == "failed" for it in batch))
+    batches = [todo[start:start + batch_size] for start in range(0, len(todo), batch_size)]
+    ahead = getattr(protocol, "prefetch", None)
+    pool = ThreadPoolExecutor(1, thread_name_prefix="mmbench-prefetch") if ahead is not None and batches else None
+    try:
+        nxt = pool.submit(_prepare, protocol, batches[0]) if pool else None
+        for k, batch in enumerate(batches):
+            rows, pairs = nxt.result() if pool else _prepare(protocol, batch)
+            if pool and k + 1 < len(batches):  # the next batch is prepared while this one runs
+                nxt = pool.submit(_prepare, protocol, batches[k + 1])
+            for (it, req), result in zip(pairs, bisect_call(protocol.call, pairs)):
+                rows[it.id] = protocol.failed(it, result.error) if isinstance(result, Failed) else protocol.finish(it, req, result)
+            store.append([rows[it.id] for it in batch])
+            bar.update(len(batch), failed=sum(rows[it.id].get("status") == "failed" for it in batch))
+    finally:
+        if pool:
+            pool.shutdown(wait=True, cancel_futures=True)
     bar.close()
     return store
+
+
+def _prepare(protocol, batch: list[Item]) -> tuple[dict, list]:
+    """A batch's rows settled before the model (media errors, n/a) and its (item, request) pairs; a protocol
+    with ``prefetch`` also prepares the pairs' model inputs here (the loop's worker thread)."""
+    rows, pairs = {}, []
+    for it in batch:
+        try:
+            got = protocol.prepare(it)
+        except MediaError as e:
+            rows[it.id] = protocol.failed(it, str(e))
+            continue
+        except protocol.item_errors as e:  # noqa: PERF203 - e.g. an unreadable image for OCR: this item only
+            rows[it.id] = protocol.failed(it, f"{type(e).__name__}: {e}")
+            continue
+        if isinstance(got, dict):
+            rows[it.id] = got
+        else:
+            pairs.append((it, got))
+    if pairs and getattr(protocol, "prefetch", None) is not None:
+        protocol.prefetch(pairs)
+    return rows, pairs
 
 
 def _label(items: list[Item], protocol) -> str:
