@@ -184,6 +184,36 @@ def decode_greedy(model, inputs: dict, max_new_tokens: int, stops: set[int], pad
     return new
 
 
+class OneAtATime:
+    """The reference generation of every adapter (mixed in by ``hf.DecoderOnlyAdapter`` and
+    ``encdec.Blip2EncoderDecoder``): one ``model.generate`` call per request, no padding.
+
+    The adapter provides ``generate_ids`` (its batched path), ``finish``, ``model``, ``reference_inputs(request)``
+    and ``reference_kwargs(prompt_width)`` (more ``generate`` keywords)."""
+
+    def generate(self, requests: list[GenerateRequest]):
+        """Greedy responses in input order (batched where the adapter can)."""
+        return [self.finish(r, t) for r, t in zip(requests, self.generate_ids(requests))]
+
+    def generate_one_at_a_time(self, requests: list[GenerateRequest]):
+        return [self.finish(r, t) for r, t in zip(requests, self.generate_ids_one_at_a_time(requests))]
+
+    @torch.inference_mode()
+    def generate_ids_one_at_a_time(self, requests: list[GenerateRequest]) -> list[list[int]]:
+        """The new token ids of one ``generate`` call per request (an encoder-decoder's after its start token)."""
+        out = []
+        for r in requests:
+            inputs = self.reference_inputs(r)
+            width = 1 if _is_encoder_decoder(self.model) else inputs["input_ids"].shape[1]
+            gen = self.model.generate(**inputs, max_new_tokens=r.max_new_tokens, do_sample=False,
+                                      **self.reference_kwargs(width))
+            out.append(gen[0, width:].tolist())
+        return out
+
+    def reference_kwargs(self, prompt_width: int) -> dict:
+        return {}
+
+
 def free_memory() -> None:
     gc.collect()
     if torch.cuda.is_available():

@@ -16,11 +16,11 @@ from collections import OrderedDict
 import torch
 
 from mmbench_lib.core.requests import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, Video, interleave
-from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, is_oom, stop_ids, stop_kwargs
+from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, OneAtATime, is_oom, stop_ids, stop_kwargs
 from mmbench_lib.models.cpu.kv_decode import kv_decode_reason
 from mmbench_lib.models.settings import NONE as NO_SETTINGS
 from mmbench_lib.models.placement import pick_device, placement_record  # noqa: F401 - pick_device: loaders
-from mmbench_lib.scoring import get_scorer
+from mmbench_lib.scoring import get_scorer, hf_internals
 from mmbench_lib.scoring.devices import input_device, to_device
 from mmbench_lib.scoring.reference import Prepared
 
@@ -28,16 +28,19 @@ from mmbench_lib.scoring.reference import Prepared
 _LOCKS = threading.Lock()  # creates each adapter's preparation lock once
 
 
-def pick_dtype(dtype: str | None, device: str) -> torch.dtype:
-    """fp32 on CPU; bf16 on GPUs (fp16 where bf16 is unsupported) unless asked otherwise."""
+def pick_dtype(dtype: str | None, device: str, said: str | None = None) -> torch.dtype:
+    """fp32 on CPU; on GPUs the 16-bit dtype the checkpoint's config names (``said``: LLaVA-1.5's weights are
+    fp16, and bf16 would drop 3 bits of each), else bf16 (fp16 where bf16 is unsupported); unless asked otherwise."""
     if dtype not in (None, "auto"):
         return getattr(torch, dtype)
     if device.startswith("cuda"):
+        if said == "float16" or (said == "bfloat16" and torch.cuda.is_bf16_supported()):
+            return getattr(torch, said)
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return torch.float32
 
 
-class DecoderOnlyAdapter:
+class DecoderOnlyAdapter(OneAtATime):
     """Shared machinery: scoring through a scorer, greedy generation, continuation tokens."""
 
     sees_images = False
@@ -112,10 +115,6 @@ class DecoderOnlyAdapter:
     #: why finished rows cannot leave a batch between decode chunks (None: they can); one generate call per batch
     row_drop_unsupported: str | None = None
 
-    def generate(self, requests: list[GenerateRequest]) -> list[Generation]:
-        """Greedy responses in input order: batched, or one at a time where the family cannot batch."""
-        return [self.finish(r, t) for r, t in zip(requests, self.generate_ids(requests))]
-
     def generate_ids(self, requests: list[GenerateRequest], batched: bool = True) -> list[list[int]]:
         """The new token ids of each request (what ``generate`` decodes)."""
         if not batched or self.batch_unsupported or len(requests) < 2:
@@ -163,20 +162,13 @@ class DecoderOnlyAdapter:
             return Generation(text=self.settings.cut(text)[0].strip(), num_tokens=k, hit_limit=False)
         return Generation(text=text.strip(), num_tokens=len(new), hit_limit=len(new) >= r.max_new_tokens and not ended)
 
-    def generate_one_at_a_time(self, requests: list[GenerateRequest]) -> list[Generation]:
-        return [self.finish(r, t) for r, t in zip(requests, self.generate_ids_one_at_a_time(requests))]
+    def reference_inputs(self, r: GenerateRequest) -> dict:
+        """One request's prompt inputs for the reference generation (``batching.OneAtATime``)."""
+        return self.prefix_inputs(r.prompt, r.images, r.chat, generation=True, **self.video_kw(r))
 
-    @torch.inference_mode()
-    def generate_ids_one_at_a_time(self, requests: list[GenerateRequest]) -> list[list[int]]:
-        """The reference: one ``model.generate`` call per request, no padding."""
-        out = []
-        for r in requests:
-            inputs = self.prefix_inputs(r.prompt, r.images, r.chat, generation=True, **self.video_kw(r))
-            width = inputs["input_ids"].shape[1]
-            gen = self.model.generate(**inputs, max_new_tokens=r.max_new_tokens, do_sample=False, pad_token_id=self.pad_id(),
-                                      **stop_kwargs(self, width))  # stop strings end generation (batching.ResponseStops)
-            out.append(gen[0, width:].tolist())
-        return out
+    def reference_kwargs(self, prompt_width: int) -> dict:
+        # stop strings end generation (batching.ResponseStops)
+        return {"pad_token_id": self.pad_id(), **stop_kwargs(self, prompt_width)}
 
     # -- batched generation: each family renders one request's text and encodes a batch of them
     def render(self, r: GenerateRequest) -> tuple[str, list, object]:
@@ -195,12 +187,29 @@ class DecoderOnlyAdapter:
                              f"{getattr(self, 'native_video_reason', lambda: 'no video processor')()}")
         return {"video": request.video}
 
+    def ranking_call_size(self, requested: int) -> int:
+        """Questions per ``score_choices`` call of a run: the engine sizes it from free memory on CUDA
+        (``SharedPrefixScorer.questions_per_call``); ``requested`` elsewhere. ``describe()`` records it."""
+        size = getattr(self.scorer, "questions_per_call", lambda model, n: n)(self.model, requested)
+        self._ranking_calls = {"batch_size_requested": requested, "questions_per_call": size}
+        return size
+
+    def ranking_description(self) -> dict:
+        """The ranking path: the engine's settings on this model, questions per call, the prefetching loop."""
+        d = {"device": str(self.device), "attn_implementation": hf_internals.attn_implementation(self.model)}
+        if hasattr(self.scorer, "describe"):
+            d.update(self.scorer.describe(self.model))
+        d.update(getattr(self, "_ranking_calls", {}))
+        d["prefetch"] = "batch k+1 prepared (processor, chat template, tokens) in a worker thread while batch k runs"
+        return d
+
     def describe(self) -> dict:
         return {
             "adapter": type(self).__name__, "name": self.name, "scorer": self.scorer.name,
             "append_eos": self.append_eos, "dtype": str(next(self.model.parameters()).dtype),
             **({"settings": self.settings.describe()} if self.settings else {}),
-            **placement_record(self.model, self.device), "generation": self.generation_mode(), **self.info,
+            **placement_record(self.model, self.device), "generation": self.generation_mode(),
+            "ranking": self.ranking_description(), **self.info,
         }
 
     def generation_mode(self) -> dict:

@@ -53,3 +53,10 @@ def call_size(adapter, config: RunConfig) -> int:
         policy = config.policy()
         return max(policy.requests_per_call, policy.max_rows)
     return config.batch_size
+
+
+def ranking_call_size(adapter, config: RunConfig) -> int:
+    """Questions per call of the ranking loop: ``config.batch_size``, raised on CUDA to what the likelihood
+    engine's free-memory budget holds (``adapter.ranking_call_size``; recorded in the manifest's model)."""
+    size = getattr(adapter, "ranking_call_size", None)
+    return size(config.batch_size) if size is not None else config.batch_size

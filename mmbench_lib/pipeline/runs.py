@@ -24,7 +24,7 @@ from mmbench_lib.pipeline.selection import check_same_selection
 from mmbench_lib.pipeline.shards import merge_runs, select
 from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.tasks.base import load_items as task_items
-from mmbench_lib.pipeline.backend import call_size, with_backend
+from mmbench_lib.pipeline.backend import call_size, ranking_call_size, with_backend
 
 
 def run_dir(run_id: str | None = None, label: str = "run", shard: tuple[int, int] | None = None) -> Path:
@@ -87,6 +87,7 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
     if store.rows():
         check_same_selection(store.dir, store.manifest().get("config"), c.to_dict())
     task = get_task(c.benchmark)
+    calls = None if recipe.generates else ranking_call_size(adapter, c)  # before describe(): the manifest has it
     image_output = ImageOutputScorer(ClipJudge(c.clip_model, c.clip_pretrained, device=getattr(adapter, "device", "cpu")),
                                      str(manifest.resolve(c.generated_dir)) if c.generated_dir else None)
     store.update_manifest(
@@ -102,7 +103,7 @@ def evaluate_ranking(config: RunConfig, adapter=None) -> dict:
         generate_letters(items, adapter, store, recipe, max_new_tokens=c.max_new_tokens, batch_size=call_size(adapter, c),
                          retry_failed=c.retry_failed, progress=c.progress)
     else:
-        rank_items(items, adapter, store, recipe, batch_size=c.batch_size, retry_failed=c.retry_failed,
+        rank_items(items, adapter, store, recipe, batch_size=calls, retry_failed=c.retry_failed,
                    progress=c.progress, image_output=image_output)
     metrics = summarize([r for r in store.rows() if r["id"] in {it.id for it in items}], task.groups)
     metrics.update(model_name=c.model_name or None, data=describe_data(c.to_dict(), len(items), c.num_shards > 1))

@@ -155,7 +155,27 @@ class SharedPrefixScorer:
         self.tree = tree
         self._tree_checked: dict[int, bool] = {}  # id(model) -> tree choice pass agreed with the row pass
 
+    #: padded token slots of a typical question (prefix twice, its choices once: ``_cost``): LLaVA-1.5, ~1,300
+    QUESTION_SLOTS = 1024
+
     # ------------------------------------------------------------------ public API
+    def questions_per_call(self, model, requested: int) -> int:
+        """Questions to hand ``score_many`` at once: on CUDA as many as the token budget (sized from free
+        memory) holds at ``QUESTION_SLOTS`` each, between ``requested`` and ``max_questions``; elsewhere
+        ``requested``. Groups inside a call still follow the budget, and an out-of-memory error halves them."""
+        if _device_type(model) != "cuda":
+            return requested
+        budget = self.token_budget or self._default_budget(model)
+        return max(requested, min(self.max_questions, budget // self.QUESTION_SLOTS))
+
+    def describe(self, model) -> dict:
+        """What the engine runs with on this model (the run's manifest records it)."""
+        return {"token_budget": self.token_budget or self._default_budget(model),
+                "token_budget_source": "set" if self.token_budget else
+                ("free GPU memory" if _device_type(model) == "cuda" else "CPU default (8192)"),
+                "max_questions": self.max_questions, "packing": self.packing, "tree": self.tree,
+                "attn_implementation": hf.attn_implementation(model)}
+
     def score(self, model, prepared: Prepared) -> list[ChoiceScore]:
         return self.score_many(model, [prepared])[0]
 
@@ -563,6 +583,13 @@ class SharedPrefixScorer:
             kw["position_ids"] = starts + torch.arange(width, device=device).view(1, -1)
         lp = _choice_logprobs(model, group, kw, to_device(targets, device))
         return [lp[r, : len(cont) - 1] for r, (_, _, cont) in enumerate(rows)]
+
+
+def _device_type(model) -> str:
+    try:
+        return next(model.parameters()).device.type
+    except (AttributeError, StopIteration):
+        return "cpu"
 
 
 def _choice_starts(model, pre: _Prefixes, questions, device) -> torch.Tensor:
