@@ -7,7 +7,7 @@ M-RoPE; a 32-layer 1280-wide vision tower; 448 x 448 images: 256 image tokens), 
 tokenizer (49,153 tokens instead of 32,064 / 152,064). ``--quick`` builds the same classes tiny (CI, CPU).
 
 - **ranking**: SEED-like 4-choice questions (llava-chat recipe: chat template, one image each), the engine
-  (``shared-prefix``) in calls of 8 / 32 / 64 questions against the reference loop (one forward per choice,
+  (``shared-prefix``) in calls of 8 / 32 / 64 questions as the run loop makes them against the reference loop (one forward per choice,
   time-capped): questions/s, argmax agreement (sum and mean), peak memory, tokens/s and MFU (the model's
   FLOPs, ``2 N t`` for the language model plus the vision tower's per image, over the chip's bf16 peak);
 - **generation**: MMMU-like prompts (one image, ~150 text tokens), 16 and 64 new tokens, greedy: the
@@ -320,6 +320,20 @@ def peak_flops(device: str) -> tuple[str, float | None]:
     return name, next((v for k, v in PEAK_BF16.items() if k in name), None)
 
 
+def score_calls(adapter, reqs, bs: int) -> list:
+    """``score_choices`` in calls of ``bs`` questions as the run loop makes them: the next call's inputs
+    prepared in a worker thread while the model scores the current one, where the suite does that
+    (``pipeline.loop.look_ahead`` + ``adapter.prefetch``; an older checkout: one call after the other)."""
+    calls = [reqs[i:i + bs] for i in range(0, len(reqs), bs)]
+    try:
+        from mmbench_lib.pipeline.loop import look_ahead
+    except ImportError:
+        look_ahead = None
+    if look_ahead is None or not hasattr(adapter, "prefetch"):
+        return [x for c in calls for x in adapter.score_choices(c)]
+    return [x for c, _ in look_ahead(calls, adapter.prefetch) for x in adapter.score_choices(c)]
+
+
 def ranking(adapter_for, reqs, batches, ref_cap_s, device, clock, flops_per_question, tokens_per_question, peak):
     from mmbench_lib.models.hf import ImageTextToText  # noqa: F401 - the adapters are the public path
 
@@ -327,8 +341,7 @@ def ranking(adapter_for, reqs, batches, ref_cap_s, device, clock, flops_per_ques
     for bs in batches:
         eng = adapter_for("shared-prefix")
         eng.score_choices(reqs[:bs])  # warm-up at this batch shape (and the engine's one-time self-checks)
-        s, rec = timed(lambda: [x for i in range(0, len(reqs), bs) for x in eng.score_choices(reqs[i:i + bs])],
-                       clock, device, len(reqs))
+        s, rec = timed(lambda: score_calls(eng, reqs, bs), clock, device, len(reqs))
         qps = len(reqs) / rec["seconds"]
         rec.update(batch_size=bs, questions=len(reqs), questions_per_s=round(qps, 3),
                    tokens_per_s=round(qps * tokens_per_question, 1),

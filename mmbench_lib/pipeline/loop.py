@@ -51,23 +51,33 @@ def run_loop(items: list[Item], protocol, store: RunStore, batch_size: int = 8, 
     bar = Progress(len(items), label or _label(items, protocol), initial=len(items) - len(todo),
                    failed=_failed(store, items), mode=None if progress else "off")
     batches = [todo[start:start + batch_size] for start in range(0, len(todo), batch_size)]
-    ahead = getattr(protocol, "prefetch", None)
-    pool = ThreadPoolExecutor(1, thread_name_prefix="mmbench-prefetch") if ahead is not None and batches else None
-    try:
-        nxt = pool.submit(_prepare, protocol, batches[0]) if pool else None
-        for k, batch in enumerate(batches):
-            rows, pairs = nxt.result() if pool else _prepare(protocol, batch)
-            if pool and k + 1 < len(batches):  # the next batch is prepared while this one runs
-                nxt = pool.submit(_prepare, protocol, batches[k + 1])
-            for (it, req), result in zip(pairs, bisect_call(protocol.call, pairs)):
-                rows[it.id] = protocol.failed(it, result.error) if isinstance(result, Failed) else protocol.finish(it, req, result)
-            store.append([rows[it.id] for it in batch])
-            bar.update(len(batch), failed=sum(rows[it.id].get("status") == "failed" for it in batch))
-    finally:
-        if pool:
-            pool.shutdown(wait=True, cancel_futures=True)
+    threaded = getattr(protocol, "prefetch", None) is not None
+    for batch, (rows, pairs) in look_ahead(batches, lambda b: _prepare(protocol, b), threaded):
+        for (it, req), result in zip(pairs, bisect_call(protocol.call, pairs)):
+            rows[it.id] = protocol.failed(it, result.error) if isinstance(result, Failed) else protocol.finish(it, req, result)
+        store.append([rows[it.id] for it in batch])
+        bar.update(len(batch), failed=sum(rows[it.id].get("status") == "failed" for it in batch))
     bar.close()
     return store
+
+
+def look_ahead(batches: list, prepare, threaded: bool = True):
+    """``(batch, prepare(batch))`` for each batch in order; ``threaded``: batch k+1 is prepared in a worker
+    thread while the caller works on batch k (an error of ``prepare`` is raised where its batch is reached)."""
+    if not threaded or not batches:
+        for batch in batches:
+            yield batch, prepare(batch)
+        return
+    pool = ThreadPoolExecutor(1, thread_name_prefix="mmbench-prefetch")
+    try:
+        nxt = pool.submit(prepare, batches[0])
+        for k, batch in enumerate(batches):
+            got = nxt.result()
+            if k + 1 < len(batches):
+                nxt = pool.submit(prepare, batches[k + 1])
+            yield batch, got
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _prepare(protocol, batch: list[Item]) -> tuple[dict, list]:
