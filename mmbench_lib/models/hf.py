@@ -87,24 +87,32 @@ class DecoderOnlyAdapter(OneAtATime):
 
     def prefetch(self, requests: list[ScoreRequest]) -> None:
         """Prepare ``requests`` now (the run loop calls this from a worker thread for the next batch while
-        the model scores the current one); ``score_choices`` then takes them as they are. Preparing is
-        serialised by a lock (a tokenizer is not safe to share between threads)."""
-        with self._prep_lock():
-            for r in requests:
-                self._prefetched[id(r)] = (r, self.prepare(r))
-            while len(self._prefetched) > self.PREFETCH_KEEP:
-                self._prefetched.popitem(last=False)
+        the model scores the current one); ``score_choices`` then takes them as they are. Each preparation
+        holds a lock (a tokenizer is not safe to share between threads); taking a prepared one does not."""
+        locks = self._locks()
+        for r in requests:
+            with locks[0]:
+                p = self.prepare(r)
+            with locks[1]:
+                self._prefetched[id(r)] = (r, p)
+                while len(self._prefetched) > self.PREFETCH_KEEP:
+                    self._prefetched.popitem(last=False)
 
-    def _prep_lock(self) -> threading.Lock:
+    def _locks(self) -> tuple[threading.Lock, threading.Lock]:
+        """(preparing, the prefetched dict), made once per adapter."""
         with _LOCKS:
-            if "_lock" not in self.__dict__:
-                self._lock, self._prefetched = threading.Lock(), OrderedDict()
-        return self._lock
+            if "_prefetch_locks" not in self.__dict__:
+                self._prefetch_locks, self._prefetched = (threading.Lock(), threading.Lock()), OrderedDict()
+        return self._prefetch_locks
 
     def _take_prepared(self, r: ScoreRequest) -> Prepared:
-        with self._prep_lock():
+        prep, table = self._locks()
+        with table:
             hit = self._prefetched.pop(id(r), None)
-            return hit[1] if hit is not None and hit[0] is r else self.prepare(r)
+        if hit is not None and hit[0] is r:
+            return hit[1]
+        with prep:
+            return self.prepare(r)
 
     #: why batched generation cannot reproduce one-at-a-time outputs for this family (None: it can)
     batch_unsupported: str | None = None

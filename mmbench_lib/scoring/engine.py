@@ -539,9 +539,9 @@ class SharedPrefixScorer:
         own = torch.zeros(n_q, width, width, dtype=torch.bool)  # choice token -> choice tokens it sees
         sees_prefix = torch.zeros(n_q, width, 1, dtype=torch.bool)
         where = {}  # row -> (question, start, length)
-        for q in order:
+        for q in range(n_q):  # a question without rows: all padding
             at = 0
-            for r, cont in per_q[q]:
+            for r, cont in per_q.get(q, []):
                 n = len(cont) - 1
                 t = torch.tensor(cont, dtype=torch.long)
                 ids[q, at:at + n], targets[q, at:at + n] = t[:-1], t[1:]
