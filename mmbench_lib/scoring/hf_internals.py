@@ -34,7 +34,7 @@ CALLS = (
 def _cache_name(forward_owner: type) -> str:
     try:
         params = inspect.signature(forward_owner.forward).parameters
-    except (TypeError, ValueError):
+    except (AttributeError, TypeError, ValueError):  # a wrapper without its own forward: the older name
         return "past_key_values"
     return "cache" if "cache" in params else "past_key_values"
 
