@@ -22,10 +22,10 @@ of the answers the official MMMU parser extracts (both must be 1.0), batches and
 batched path's time for one new token (``prefill_only_seconds``: prompts, images and prefill, no decode
 step) and ``ceiling_ratio`` = one at a time / that time, the most any batching of the decode steps can
 reach on this machine (decode free); on
-the kv-decode path (``mmbench_lib.models.kv_decode``) also the prompt tokens against the tokens the
+the kv-decode path (``mmbench_lib.models.cpu.kv_decode``) also the prompt tokens against the tokens the
 prefill forwards ran (shared prefixes once, padding included) and the decode steps; whether the linear
-layers ran on packed weights (``mmbench_lib.models.packed``; packing, once per loaded model, is timed apart as
-``packing_seconds``) and the text prompts were prefilled end to end (``mmbench_lib.models.flat_prefill``).
+layers ran on packed weights (``mmbench_lib.models.cpu.packed``; packing, once per loaded model, is timed apart as
+``packing_seconds``) and the text prompts were prefilled end to end (``mmbench_lib.models.cpu.flat_prefill``).
 ``--peer lm-eval`` also times lm-evaluation-harness's ``HFLM.generate_until`` on the same model
 object and prompts at several batch sizes when ``lm_eval`` is importable.
 
@@ -96,9 +96,9 @@ def generate_in_chunks(adapter, reqs, chunk: int):
 
 
 def pack_weights(adapter) -> dict:
-    """Pack the model's linear weights once, as the first batched call would (``models.packed``; a cost per
+    """Pack the model's linear weights once, as the first batched call would (``models.cpu.packed``; a cost per
     loaded model, like loading the weights, so outside the timed runs), and say what it took."""
-    from mmbench_lib.models import packed
+    from mmbench_lib.models.cpu import packed
 
     t0 = time.perf_counter()
     with packed.packed_linears(adapter.model) as reason:

@@ -11,6 +11,11 @@ markers. Without ``--run`` the table is written from the saved files. Every numb
 those files (``vllm_speed.json`` is optional: its rows are left out when it is missing); the header names the
 machine (CPU model, cores), the torch thread count, the library versions and the load averages they report.
 ``--check`` prints the table and exits 1 when the README's differs (nothing is written).
+
+GPU rows: from ``gpu_speed.json`` when it was measured on a GPU (``benchmarks/gpu_speed.py`` on CUDA; the rows
+name the card and the date), else from ``gpucheck_h200.json`` (the numbers issue 33's check measured, labelled
+as that check's), and always the estimate of ``gpu_estimate.py`` / ``vllm_gpu_estimate.py``, labelled as one.
+``gpu_speed.py`` runs only where a GPU is (``--only gpu_speed``); its CPU runs make no rows.
 """
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 README = ROOT / "README.md"
 BENCHMARKS = ("likelihood_speed", "generation_speed")
-OPTIONAL = ("vllm_speed",)  # needs `make vllm`
+OPTIONAL = ("vllm_speed", "gpu_speed")  # needs `make vllm`; a GPU
 START = "<!-- perf-table:start (written by benchmarks/report.py from benchmarks/results/*.json) -->"
 END = "<!-- perf-table:end -->"
 
@@ -52,7 +57,7 @@ def cpu_model() -> str:
 
 
 def run_benchmark(name: str, threads: int, peer: str | None, quick: bool, repeats: int = 1, extra: str = "") -> dict:
-    cmd = [sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--threads", str(threads)]
+    cmd = [sys.executable, str(ROOT / "benchmarks" / f"{name}.py")] + (["--threads", str(threads)] if name != "gpu_speed" else [])
     if name in BENCHMARKS:  # vllm_speed runs each path once and has no in-process peer
         cmd += ["--repeats", str(repeats)] + (["--peer", peer] if peer else [])
     cmd += ["--quick"] if quick else []
@@ -73,7 +78,7 @@ def load(folder: Path = RESULTS) -> dict[str, dict]:
         if not path.is_file():
             raise SystemExit(f"report: {path} is missing; run `benchmarks/report.py --run` first")
         out[name] = json.loads(path.read_text())
-    for name in OPTIONAL:
+    for name in OPTIONAL + ("gpucheck_h200",):
         if (folder / f"{name}.json").is_file():
             out[name] = json.loads((folder / f"{name}.json").read_text())
     return out
@@ -129,7 +134,75 @@ def rows(results: dict[str, dict]) -> list[list[str]]:
                         TARGETS.get(("generation_speed", f"{key}/lm-eval"), ""),
                         _agree(peer.get("exact_text_agreement_with_ours"), peer.get("parsed_answer_agreement_with_ours"))])
     out += vllm_rows(results.get("vllm_speed"))
+    out += gpu_rows(results.get("gpu_speed"), results.get("gpucheck_h200"))
     return out
+
+
+def _range(v, fmt="{:.2f}") -> str:
+    return "-".join(fmt.format(x) for x in v) if isinstance(v, list) else fmt.format(v) if v is not None else "-"
+
+
+def gpu_rows(measured: dict | None, gpucheck: dict | None) -> list[list[str]]:
+    """GPU rows: a ``gpu_speed.py`` run on a GPU (card and date named), else issue 33's gpucheck record (labelled
+    as that check's); then the estimate on paper, labelled as one."""
+    out = []
+    if measured and str(measured.get("device", "")).startswith("cuda"):
+        where = f"GPU, measured: {measured.get('chip')}, {measured.get('date')}, {measured.get('dtype')}, gpu_speed.py"
+        for shape, rec in measured.get("shapes", {}).items():
+            rank = rec.get("ranking", {})
+            ref = rank.get("reference_bs8", {})
+            for key, eng in rank.items():
+                if key.startswith("engine_bs"):
+                    vs = eng.get("vs_reference", {})
+                    out.append(["ranking", f"{shape} ({where}), batch {eng.get('batch_size')}, host "
+                                f"{eng.get('host_ms_per_question')} ms/q, MFU {_range(eng.get('mfu'))}",
+                                f"engine {_q(eng.get('questions_per_s'))}", f"reference loop {_q(ref.get('questions_per_s'))}",
+                                _x(eng.get("ratio_over_reference")), ">= 45 q/s (7B LLaVA)" if shape == "llava15_7b" else "",
+                                _agree(vs.get("argmax_agreement_sum"))])
+            for new, g in rec.get("generation", {}).items():
+                d, p, o = g["suite_default_policy"], g["plain_padded_generate"], g["one_at_a_time"]
+                label = f"{shape} ({where}), {new.split('_')[-1]} new tokens, host {d.get('host_ms_per_question')} ms/q"
+                out.append(["generation", label, f"default policy {_q(d.get('requests_per_s'))}",
+                            f"plain padded generate {_q(p.get('requests_per_s'))}", _x(g.get("default_over_plain")),
+                            ">= 1x", _agree(g.get("suite_default_vs_plain", {}).get("fraction_identical"))])
+                out.append(["generation", label, f"default policy {_q(d.get('requests_per_s'))}",
+                            f"one at a time {_q(o.get('requests_per_s'))}",
+                            _x(d.get("requests_per_s") / o["requests_per_s"] if o.get("requests_per_s") else None), "",
+                            _agree(d.get("vs_one_at_a_time", {}).get("fraction_identical"))])
+    elif gpucheck:
+        where = (f"GPU, measured by the first GPU check (gpucheck, not gpu_speed.py): {gpucheck['chip']}, "
+                 f"{gpucheck['date']}, {gpucheck['dtype']}")
+        r, g = gpucheck["ranking_llava15_7b"], gpucheck["generation_llava15_7b"]
+        out.append(["ranking", f"LLaVA-1.5-7B shape, random weights ({where}), batch 8 and 32, MFU {r['mfu']}",
+                    f"engine {_range(r['engine_qps'], '{:g}')}", f"reference loop {_range(r['reference_qps'], '{:g}')}",
+                    _range(r["ratio"], "{:g}") + "x", ">= 45 q/s", "-"])
+        qps = g["prompts"] / g["default_policy_seconds"]
+        out.append(["generation", f"LLaVA-1.5-7B shape, random weights ({where}), 64 prompts, 16 new tokens",
+                    f"default policy {qps:.2f}", f"one at a time {qps / g['speedup_over_one_at_a_time']:.2f}",
+                    f"{g['speedup_over_one_at_a_time']:g}x", "",
+                    f"first token {_range(g['first_token_agreement_bf16'], '{:g}')} (bf16)"])
+    return out + estimate_rows()
+
+
+def estimate_rows() -> list[list[str]]:
+    """``gpu_estimate.py`` and ``vllm_gpu_estimate.py`` at their defaults: time on paper, not a measurement."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import gpu_estimate as g
+    import vllm_gpu_estimate as v
+
+    where = f"estimate, not measured: {g.H100['name']}, bf16, 50% MFU, 70% BWU (gpu_estimate.py, vllm_gpu_estimate.py)"
+    seed, mmmu = g.seed2(0.5)["per_question_s"], g.mmmu(0.5, 0.7, 32)["per_question_s"]
+    rows = v.max_rows(g.IMAGE_TOKENS + g.MMMU_VAL["text_tokens"] + g.MMMU_VAL["answer_tokens"], 0.9)
+    vl_seed, vl_gen = v.seed2_vllm(0.5, False)["per_question_s"], v.mmmu_vllm(0.5, 0.7, min(32, rows))["per_question_s"]
+    label = f"LLaVA-1.5-7B ({where})"
+    return [
+        ["ranking", f"{label}, SEED-2", f"engine {1 / seed['engine']:.1f}",
+         f"reference loop {1 / seed['reference']:.1f}; vLLM prompt_logprobs {1 / vl_seed:.1f}",
+         _x(seed["reference"] / seed["engine"]), "", "-"],
+        ["generation", f"{label}, MMMU validation, 32 rows", f"continuous batching {1 / mmmu['continuous']:.1f}",
+         f"one at a time {1 / mmmu['one_at_a_time']:.1f}; vLLM {1 / vl_gen:.1f}",
+         _x(mmmu["one_at_a_time"] / mmmu["continuous"]), "", "-"],
+    ]
 
 
 def vllm_rows(v: dict | None) -> list[list[str]]:
@@ -159,9 +232,10 @@ def header(results: dict[str, dict]) -> str:
     cpus = sorted({str(r.get("cpu_model", "unknown CPU")) for r in (lik, gen)})
     cores = sorted({str(r.get("cpu_count", "?")) for r in (lik, gen)})
     quick = " (quick runs)" if lik.get("quick") or gen.get("quick") else ""
-    return (f"Measured on {' / '.join(cpus)} ({' / '.join(cores)} cores), {' / '.join(map(str, threads))} torch "
+    return (f"CPU rows measured on {' / '.join(cpus)} ({' / '.join(cores)} cores), {' / '.join(map(str, threads))} torch "
             f"thread(s), fp32, torch {lik.get('torch')}, transformers {lik.get('transformers')}{quick}{load_note(lik, gen)}"
             f"{vllm_note(vl)}; "
+            f"GPU rows name their card, date and source, or say they are an estimate; "
             f"questions/second, in-process ratios; agreement: predictions (ranking), token ids / parsed answers "
             f"(generation). `benchmarks/report.py --run --peer lm-eval` regenerates it.")
 
@@ -208,7 +282,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeats", type=int, default=1, help="timed runs of each path in each benchmark; the best counts")
-    ap.add_argument("--only", default=",".join(BENCHMARKS + OPTIONAL), help="with --run: the benchmarks to run (comma-separated)")
+    ap.add_argument("--only", default=",".join(BENCHMARKS + ("vllm_speed",)),
+                    help="with --run: the benchmarks to run (comma-separated; gpu_speed only when named, on a GPU)")
     for name in BENCHMARKS + OPTIONAL:
         ap.add_argument(f"--{name.split('_')[0]}-args", default="", metavar="ARGS",
                         help=f"more arguments for {name}.py, e.g. \"--no-memory\"")

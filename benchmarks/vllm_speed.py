@@ -18,6 +18,11 @@ own threads, so on a shared or small machine the rates compare deployments, not 
 and end is recorded). ``benchmarks/report.py`` writes the README rows from ``benchmarks/results/vllm_speed.json``.
 
     .venv/bin/python benchmarks/vllm_speed.py [--quick] [--threads 1] [--base-url http://127.0.0.1:8000/v1]
+        [--device cuda]
+
+``--device cuda`` (after ``make vllm VLLM_PKG=vllm VLLM_DROP=`` on a GPU machine): the HF side on the GPU and
+vLLM with its GPU defaults (CUDA graphs, ``gpu_memory_utilization`` 0.5 so both fit one card), both still fp32,
+so that predictions compare as on the CPU; the JSON names the card.
 """
 from __future__ import annotations
 
@@ -38,6 +43,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 VLLM_OPTIONS = {"dtype": "float32", "max_model_len": 2048, "kv_cache_memory_bytes": 1 << 30, "enforce_eager": True,
                 "start_timeout": 900}
+#: on a GPU: vLLM's own defaults (CUDA graphs, paged KV cache) in half the card, the HF side in the other half
+VLLM_GPU_OPTIONS = {"dtype": "float32", "max_model_len": 2048, "gpu_memory_utilization": 0.5, "start_timeout": 900}
+DEVICE = "cpu"
 
 
 def log(*a):
@@ -89,7 +97,7 @@ def mmmu_generation(hf, vl, demo, tmp: Path, limit) -> dict:
     for name, kw in GENERATION_PATHS.items():
         adapter = vl if name == "vllm" else hf
         cfg = RunConfig("mmmu", tmp / f"mmmu_{name}", source=src, split="validation", model="smollm2", baseline="none",
-                        max_new_tokens=16, progress=False, batch_size=8, limit=limit, device="cpu", **kw)
+                        max_new_tokens=16, progress=False, batch_size=8, limit=limit, device=DEVICE, **kw)
         t = time.perf_counter()
         evaluate_generation(cfg, adapter)
         dt = time.perf_counter() - t
@@ -120,7 +128,10 @@ def main(argv=None) -> dict:
     ap.add_argument("--quick", action="store_true", help="8 questions of each")
     ap.add_argument("--threads", type=int, default=1, help="torch threads of the HF side (default 1)")
     ap.add_argument("--base-url", help="a running `vllm:smollm2` server (fp32) instead of starting one")
+    ap.add_argument("--device", default="cpu", help="the HF side's device and the vLLM build's (cpu or cuda)")
     a = ap.parse_args(argv)
+    global DEVICE
+    DEVICE = a.device
     import torch
 
     torch.set_num_threads(a.threads)
@@ -133,13 +144,16 @@ def main(argv=None) -> dict:
     limit = 8 if a.quick else None
     tmp = Path(tempfile.mkdtemp(prefix="vllm-speed-"))
     demo = make_demo(tmp / "demo")
-    hf = load_adapter("smollm2", device="cpu", scorer="shared-prefix")
+    gpu = a.device.startswith("cuda")
+    hf = load_adapter("smollm2", device=a.device, dtype="float32", scorer="shared-prefix")
     t = time.perf_counter()
-    vl = load_adapter("vllm:smollm2", **({"dtype": "float32", "base_url": a.base_url} if a.base_url else VLLM_OPTIONS))
+    vl = load_adapter("vllm:smollm2", **({"dtype": "float32", "base_url": a.base_url} if a.base_url else
+                                         VLLM_GPU_OPTIONS if gpu else VLLM_OPTIONS))
     start = time.perf_counter() - t
     log(f"vllm serve ready in {start:.0f} s" if not a.base_url else f"vllm serve at {a.base_url}")
     try:
         result = {"benchmark": "vllm_speed", "quick": a.quick, "threads": a.threads, "cpu_count": os.cpu_count(),
+                  "device": a.device, "chip": torch.cuda.get_device_name() if gpu else platform.processor(),
                   "torch": torch.__version__, "transformers": __import__("transformers").__version__,
                   "platform": platform.platform(), "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
                   "vllm": {**{k: v for k, v in vl.describe().items() if k in (

@@ -50,7 +50,7 @@ def test_table_has_every_comparison_with_machine_and_threads():
     head, _, *lines = t.splitlines()
     assert "Test CPU 9000 (2 cores)" in head and "1 torch thread(s)" in head
     body = [line for line in lines if line.startswith("| ") and not line.startswith("| protocol")]
-    assert len(body) == 6  # 2 + 1 ranking rows (the lm-eval peer on text), 2 + 1 generation rows
+    assert len([b for b in body if "estimate, not measured" not in b]) == 6  # 2 + 1 ranking, 2 + 1 generation rows
     assert "| ranking | SmolLM2-135M, SEED-style text questions | engine 11.60 | reference loop 1.29 | 9.00x |  | 1 |" in t
     assert "(token-count limit 3.90x) | engine 0.18 | reference loop 0.04 | 4.60x | >= token-count limit | 1 |" in t
     assert "| batched 5.50 | one at a time 1.30 | 4.23x | >= 4x | 1 / 1 |" in t
@@ -128,3 +128,34 @@ def test_vllm_rows_come_from_one_run_holding_every_notebook_path():
 def test_only_runs_the_named_benchmarks_and_refuses_unknown_names(tmp_path):
     with pytest.raises(SystemExit, match="--only nope: unknown benchmark"):
         report.main(["--run", "--only", "nope", "--results", str(tmp_path)])
+
+
+GPU_SPEED = {"benchmark": "gpu_speed", "device": "cuda", "chip": "NVIDIA H100 80GB HBM3", "date": "2026-12-01",
+             "dtype": "bfloat16", "shapes": {"llava15_7b": {
+                 "ranking": {"engine_bs8": {"batch_size": 8, "questions_per_s": 40.0, "host_ms_per_question": 3.5,
+                                            "mfu": 0.4, "ratio_over_reference": 4.0,
+                                            "vs_reference": {"argmax_agreement_sum": 0.99}},
+                             "reference_bs8": {"questions_per_s": 10.0}},
+                 "generation": {"new_tokens_16": {
+                     "suite_default_policy": {"requests_per_s": 30.0, "host_ms_per_question": 1.0,
+                                              "vs_one_at_a_time": {"fraction_identical": 0.9}},
+                     "plain_padded_generate": {"requests_per_s": 29.0}, "one_at_a_time": {"requests_per_s": 2.0},
+                     "default_over_plain": 1.03, "suite_default_vs_plain": {"fraction_identical": 1.0}}}}}}
+
+
+def test_gpu_rows_come_from_a_measured_gpu_run_naming_card_and_date():
+    t = report.table({**_results(), "gpu_speed": GPU_SPEED, "gpucheck_h200": {"chip": "X"}})
+    assert "GPU, measured: NVIDIA H100 80GB HBM3, 2026-12-01, bfloat16, gpu_speed.py), batch 8" in t
+    assert "| engine 40.00 | reference loop 10.00 | 4.00x | >= 45 q/s (7B LLaVA) | 0.99 |" in t
+    assert "| default policy 30.00 | plain padded generate 29.00 | 1.03x | >= 1x | 1 |" in t
+    assert "gpucheck" not in t  # a measured run replaces the older check's numbers
+
+
+def test_without_a_gpu_run_the_gpucheck_numbers_are_labelled_as_that_checks_and_estimates_as_estimates():
+    cpu_run = {**GPU_SPEED, "device": "cpu", "chip": "x86_64"}  # the CI run: no GPU rows from it
+    gpucheck = json.loads((ROOT / "benchmarks" / "results" / "gpucheck_h200.json").read_text())
+    t = report.table({**_results(), "gpu_speed": cpu_run, "gpucheck_h200": gpucheck})
+    assert "x86_64" not in t and "measured by the first GPU check (gpucheck, not gpu_speed.py): NVIDIA H200, 2026-11-27" in t
+    assert "| engine 22-23 | reference loop 5.9-6.5 | 3.6-3.9x | >= 45 q/s | - |" in t
+    estimates = [line for line in t.splitlines() if "estimate, not measured: H100 SXM 80GB" in line]
+    assert len(estimates) == 2 and all(line.endswith("| - |") for line in estimates)  # nothing measured, no agreement

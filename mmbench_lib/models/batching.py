@@ -9,9 +9,10 @@ import gc
 import torch
 
 from mmbench_lib.core.requests import GenerateRequest
-from mmbench_lib.models import kv_decode as kv
-from mmbench_lib.models import packed
+from mmbench_lib.models.cpu import kv_decode as kv
+from mmbench_lib.models.cpu import packed
 from mmbench_lib.models.policy import CPU_CHUNK, BatchPolicy, policy_from  # noqa: F401 - the policy lives without torch
+from mmbench_lib.scoring import hf_internals as hf
 from mmbench_lib.scoring.engine import is_oom
 
 #: inputs that grow with the sequence and how a generated token extends them (``generate``'s own rules)
@@ -127,7 +128,7 @@ def decode_greedy(model, inputs: dict, max_new_tokens: int, stops: set[int], pad
         k = min(chunk, left) if chunk > 0 else left
         width = 1 if encdec else step_inputs["input_ids"].shape[1]  # encdec: after the start token
         out = model.generate(
-            **step_inputs, past_key_values=cache, max_new_tokens=k, do_sample=False, pad_token_id=pad_id,
+            **step_inputs, **hf.cache_kw(model, cache), max_new_tokens=k, do_sample=False, pad_token_id=pad_id,
             return_dict_in_generate=True, use_cache=True, **(stop_kwargs(adapter, prompt_width) if adapter else {}),
         )
         gen = out.sequences[:, width:]
@@ -145,18 +146,48 @@ def decode_greedy(model, inputs: dict, max_new_tokens: int, stops: set[int], pad
             on_chunk(len(rows), got)
         if got < k or not keep or left <= 0:
             break  # generate stopped early only when every row finished
-        cache = out.past_key_values
+        cache = hf.out_cache(out)
         ids = out.sequences
         step_inputs = _grow({k2: v for k2, v in step_inputs.items() if k2 in ("attention_mask", *_TOKEN_TYPE_KEYS)}, got)
         step_inputs["input_ids"] = ids
         if len(keep) < len(rows):
             idx = torch.tensor(keep)  # on the CPU: it indexes cache layers on any device (a dispatched model)
-            cache.batch_select_indices(idx)
+            hf.select_cache_rows(cache, idx)
             if drop_rows is not None:
                 drop_rows(idx)
             step_inputs = {k2: v.index_select(0, idx.to(v.device)) for k2, v in step_inputs.items()}
             rows = [rows[j] for j in keep]
     return new
+
+
+class OneAtATime:
+    """The reference generation of every adapter (mixed in by ``hf.DecoderOnlyAdapter`` and
+    ``encdec.Blip2EncoderDecoder``): one ``model.generate`` call per request, no padding.
+
+    The adapter provides ``generate_ids`` (its batched path), ``finish``, ``model``, ``reference_inputs(request)``
+    and ``reference_kwargs(prompt_width)`` (more ``generate`` keywords)."""
+
+    def generate(self, requests: list[GenerateRequest]):
+        """Greedy responses in input order (batched where the adapter can)."""
+        return [self.finish(r, t) for r, t in zip(requests, self.generate_ids(requests))]
+
+    def generate_one_at_a_time(self, requests: list[GenerateRequest]):
+        return [self.finish(r, t) for r, t in zip(requests, self.generate_ids_one_at_a_time(requests))]
+
+    @torch.inference_mode()
+    def generate_ids_one_at_a_time(self, requests: list[GenerateRequest]) -> list[list[int]]:
+        """The new token ids of one ``generate`` call per request (an encoder-decoder's after its start token)."""
+        out = []
+        for r in requests:
+            inputs = self.reference_inputs(r)
+            width = 1 if _is_encoder_decoder(self.model) else inputs["input_ids"].shape[1]
+            gen = self.model.generate(**inputs, max_new_tokens=r.max_new_tokens, do_sample=False,
+                                      **self.reference_kwargs(width))
+            out.append(gen[0, width:].tolist())
+        return out
+
+    def reference_kwargs(self, prompt_width: int) -> dict:
+        return {}
 
 
 def free_memory() -> None:
@@ -263,7 +294,7 @@ class BatchedGenerator:
 
     def _flat_note(self, adapter) -> str | None:
         """Why this adapter's prompts are not prefilled end to end (None: they are)."""
-        from mmbench_lib.models.flat_prefill import flat_reason
+        from mmbench_lib.models.cpu.flat_prefill import flat_reason
 
         if not self.policy.flat_prefill:
             return "off (BatchPolicy.flat_prefill=False)"
@@ -271,10 +302,10 @@ class BatchedGenerator:
             return "prompts with images are prefilled as processor batches (padded)"
         return flat_reason(adapter.model)
 
-    # -- the kv-decode path (mmbench_lib.models.kv_decode)
+    # -- the kv-decode path (mmbench_lib.models.cpu.kv_decode)
     def run_kv(self, adapter, requests: list[GenerateRequest]) -> list[list[int]]:
         """Shared prefixes once, prefill batches, one decode batch refilled as rows finish; on the CPU
-        in fp32, the linear layers on pre-packed weights (``mmbench_lib.models.packed``)."""
+        in fp32, the linear layers on pre-packed weights (``mmbench_lib.models.cpu.packed``)."""
         self.flat_reason = self._flat_note(adapter)
         if self.prefill_rows is None:
             self.prefill_rows = self.max_rows if self.flat_reason is None else min(PADDED_PREFILL_ROWS, self.max_rows)
@@ -401,7 +432,7 @@ class _KvRun:
         """Cache (left-padded rows), mask, next positions and first tokens of rows given as (shared prefix
         node or None, own tokens), all in one forward end to end (``flat_prefill``) together with the
         prefix nodes not computed yet (parents first); a row's cache is its prefix's then its own."""
-        from mmbench_lib.models import flat_prefill as fp
+        from mmbench_lib.models.cpu import flat_prefill as fp
 
         model, device = self.adapter.model, self.adapter.device
         missing: list = []  # nodes to compute in this forward, parents before children

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from mmbench_lib.core.requests import IMAGE, ChoiceScore, GenerateRequest, Generation, ScoreRequest
-from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, stop_ids
+from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, OneAtATime, stop_ids
 from mmbench_lib.models.placement import placement_record
 from mmbench_lib.scoring.devices import input_device
 from mmbench_lib.scoring.reference import choice_scores
@@ -118,7 +118,7 @@ ENCDEC_SCORERS = {"reference": EncoderDecoderScorer, "shared-prefix": EncoderDec
                   "encdec-batched": EncoderDecoderScorer, "encdec-reference": OneAtATimeScorer}
 
 
-class Blip2EncoderDecoder:
+class Blip2EncoderDecoder(OneAtATime):
     """BLIP-2 / InstructBLIP with a T5 LM behind ``score_choices`` and ``generate``.
 
     One image per prompt (the Q-Former takes one); ``IMAGE`` markers are removed, since the query
@@ -172,10 +172,6 @@ class Blip2EncoderDecoder:
     #: finished rows stay in their batch: one ``generate`` call per batch
     row_drop_unsupported = "encoder-decoder: each batch is one generate call (finished rows are not dropped)"
 
-    def generate(self, requests: list[GenerateRequest]) -> list[Generation]:
-        """Greedy responses in input order, batched (right-padded encoder inputs, masked)."""
-        return [self.finish(r, t) for r, t in zip(requests, self.generate_ids(requests))]
-
     def generate_ids(self, requests: list[GenerateRequest], batched: bool = True) -> list[list[int]]:
         if not batched or len(requests) < 2:
             return self.generate_ids_one_at_a_time(requests)
@@ -183,17 +179,9 @@ class Blip2EncoderDecoder:
             self.generator = BatchedGenerator(BatchPolicy())
         return self.generator.run(self, requests)
 
-    def generate_one_at_a_time(self, requests: list[GenerateRequest]) -> list[Generation]:
-        return [self.finish(r, t) for r, t in zip(requests, self.generate_ids_one_at_a_time(requests))]
-
-    @torch.inference_mode()
-    def generate_ids_one_at_a_time(self, requests: list[GenerateRequest]) -> list[list[int]]:
-        out = []
-        for r in requests:
-            inputs = self.prefix_inputs(r.prompt, r.images)
-            gen = self.model.generate(**inputs, max_new_tokens=r.max_new_tokens, do_sample=False)
-            out.append(gen[0, 1:].tolist())  # drop the decoder start token
-        return out
+    def reference_inputs(self, r: GenerateRequest) -> dict:
+        """One request's encoder inputs for the reference generation (``batching.OneAtATime``)."""
+        return self.prefix_inputs(r.prompt, r.images)
 
     def finish(self, r: GenerateRequest, new: list[int]) -> Generation:
         eos = self.tokenizer.eos_token_id

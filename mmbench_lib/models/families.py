@@ -9,6 +9,7 @@ from mmbench_lib.models.batching import stop_ids
 from mmbench_lib.models.family_records import check_refused, record_of, types_with
 from mmbench_lib.models.hf import ImageTextToText
 from mmbench_lib.scoring.reference import LAST
+from mmbench_lib.scoring import hf_internals
 
 
 class FamilyImageTextToText(ImageTextToText):
@@ -116,10 +117,7 @@ class Qwen2VL(FamilyImageTextToText):
 
     def drop_rows(self, index) -> None:
         """Batched generation: keep the M-RoPE ``rope_deltas`` (one per row, from the prefill) of the rows left."""
-        inner = getattr(self.model, "model", None)
-        deltas = getattr(inner, "rope_deltas", None)
-        if deltas is not None and deltas.shape[0] > 1:
-            inner.rope_deltas = deltas.index_select(0, index.to(deltas.device))
+        hf_internals.select_rope_rows(self.model, index)
 
 
 class Glm4V(Qwen2VL):

@@ -10,28 +10,37 @@ never receive one (the pipeline sends their frames as images).
 """
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import torch
 
 from mmbench_lib.core.requests import IMAGE, ChoiceScore, Generation, GenerateRequest, ScoreRequest, Video, interleave
-from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, is_oom, stop_ids, stop_kwargs
-from mmbench_lib.models.kv_decode import kv_decode_reason
+from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy, OneAtATime, is_oom, stop_ids, stop_kwargs
+from mmbench_lib.models.cpu.kv_decode import kv_decode_reason
 from mmbench_lib.models.settings import NONE as NO_SETTINGS
 from mmbench_lib.models.placement import pick_device, placement_record  # noqa: F401 - pick_device: loaders
-from mmbench_lib.scoring import get_scorer
-from mmbench_lib.scoring.devices import input_device
+from mmbench_lib.scoring import get_scorer, hf_internals
+from mmbench_lib.scoring.devices import input_device, to_device
 from mmbench_lib.scoring.reference import Prepared
 
 
-def pick_dtype(dtype: str | None, device: str) -> torch.dtype:
-    """fp32 on CPU; bf16 on GPUs (fp16 where bf16 is unsupported) unless asked otherwise."""
+_LOCKS = threading.Lock()  # creates each adapter's preparation lock once
+
+
+def pick_dtype(dtype: str | None, device: str, said: str | None = None) -> torch.dtype:
+    """fp32 on CPU; on GPUs the 16-bit dtype the checkpoint's config names (``said``: LLaVA-1.5's weights are
+    fp16, and bf16 would drop 3 bits of each), else bf16 (fp16 where bf16 is unsupported); unless asked otherwise."""
     if dtype not in (None, "auto"):
         return getattr(torch, dtype)
     if device.startswith("cuda"):
+        if said == "float16" or (said == "bfloat16" and torch.cuda.is_bf16_supported()):
+            return getattr(torch, said)
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return torch.float32
 
 
-class DecoderOnlyAdapter:
+class DecoderOnlyAdapter(OneAtATime):
     """Shared machinery: scoring through a scorer, greedy generation, continuation tokens."""
 
     sees_images = False
@@ -68,9 +77,42 @@ class DecoderOnlyAdapter:
         )
 
     def score_choices(self, requests: list[ScoreRequest]) -> list[list[ChoiceScore]]:
+        prepared = [self._take_prepared(r) for r in requests]
         if hasattr(self.scorer, "score_many"):  # batches questions together (mmbench_lib.scoring.engine)
-            return self.scorer.score_many(self.model, [self.prepare(r) for r in requests])
-        return [self.scorer.score(self.model, self.prepare(r)) for r in requests]
+            return self.scorer.score_many(self.model, prepared)
+        return [self.scorer.score(self.model, p) for p in prepared]
+
+    #: requests prepared ahead (``prefetch``) and not scored yet; at most this many are kept
+    PREFETCH_KEEP = 1024
+
+    def prefetch(self, requests: list[ScoreRequest]) -> None:
+        """Prepare ``requests`` now (the run loop calls this from a worker thread for the next batch while
+        the model scores the current one); ``score_choices`` then takes them as they are. Each preparation
+        holds a lock (a tokenizer is not safe to share between threads); taking a prepared one does not."""
+        locks = self._locks()
+        for r in requests:
+            with locks[0]:
+                p = self.prepare(r)
+            with locks[1]:
+                self._prefetched[id(r)] = (r, p)
+                while len(self._prefetched) > self.PREFETCH_KEEP:
+                    self._prefetched.popitem(last=False)
+
+    def _locks(self) -> tuple[threading.Lock, threading.Lock]:
+        """(preparing, the prefetched dict), made once per adapter."""
+        with _LOCKS:
+            if "_prefetch_locks" not in self.__dict__:
+                self._prefetch_locks, self._prefetched = (threading.Lock(), threading.Lock()), OrderedDict()
+        return self._prefetch_locks
+
+    def _take_prepared(self, r: ScoreRequest) -> Prepared:
+        prep, table = self._locks()
+        with table:
+            hit = self._prefetched.pop(id(r), None)
+        if hit is not None and hit[0] is r:
+            return hit[1]
+        with prep:
+            return self.prepare(r)
 
     #: why batched generation cannot reproduce one-at-a-time outputs for this family (None: it can)
     batch_unsupported: str | None = None
@@ -80,10 +122,6 @@ class DecoderOnlyAdapter:
     batch_fallback: str | None = None
     #: why finished rows cannot leave a batch between decode chunks (None: they can); one generate call per batch
     row_drop_unsupported: str | None = None
-
-    def generate(self, requests: list[GenerateRequest]) -> list[Generation]:
-        """Greedy responses in input order: batched, or one at a time where the family cannot batch."""
-        return [self.finish(r, t) for r, t in zip(requests, self.generate_ids(requests))]
 
     def generate_ids(self, requests: list[GenerateRequest], batched: bool = True) -> list[list[int]]:
         """The new token ids of each request (what ``generate`` decodes)."""
@@ -110,7 +148,7 @@ class DecoderOnlyAdapter:
         self._generator = value
 
     def kv_decode_reason(self) -> str | None:
-        """Why batched generation cannot take the kv-decode path (None: it can; ``models.kv_decode``)."""
+        """Why batched generation cannot take the kv-decode path (None: it can; ``models.cpu.kv_decode``)."""
         if self.row_drop_unsupported:
             return self.row_drop_unsupported
         return kv_decode_reason(self.model, vlm=self.sees_images)
@@ -132,20 +170,13 @@ class DecoderOnlyAdapter:
             return Generation(text=self.settings.cut(text)[0].strip(), num_tokens=k, hit_limit=False)
         return Generation(text=text.strip(), num_tokens=len(new), hit_limit=len(new) >= r.max_new_tokens and not ended)
 
-    def generate_one_at_a_time(self, requests: list[GenerateRequest]) -> list[Generation]:
-        return [self.finish(r, t) for r, t in zip(requests, self.generate_ids_one_at_a_time(requests))]
+    def reference_inputs(self, r: GenerateRequest) -> dict:
+        """One request's prompt inputs for the reference generation (``batching.OneAtATime``)."""
+        return self.prefix_inputs(r.prompt, r.images, r.chat, generation=True, **self.video_kw(r))
 
-    @torch.inference_mode()
-    def generate_ids_one_at_a_time(self, requests: list[GenerateRequest]) -> list[list[int]]:
-        """The reference: one ``model.generate`` call per request, no padding."""
-        out = []
-        for r in requests:
-            inputs = self.prefix_inputs(r.prompt, r.images, r.chat, generation=True, **self.video_kw(r))
-            width = inputs["input_ids"].shape[1]
-            gen = self.model.generate(**inputs, max_new_tokens=r.max_new_tokens, do_sample=False, pad_token_id=self.pad_id(),
-                                      **stop_kwargs(self, width))  # stop strings end generation (batching.ResponseStops)
-            out.append(gen[0, width:].tolist())
-        return out
+    def reference_kwargs(self, prompt_width: int) -> dict:
+        # stop strings end generation (batching.ResponseStops)
+        return {"pad_token_id": self.pad_id(), **stop_kwargs(self, prompt_width)}
 
     # -- batched generation: each family renders one request's text and encodes a batch of them
     def render(self, r: GenerateRequest) -> tuple[str, list, object]:
@@ -164,12 +195,29 @@ class DecoderOnlyAdapter:
                              f"{getattr(self, 'native_video_reason', lambda: 'no video processor')()}")
         return {"video": request.video}
 
+    def ranking_call_size(self, requested: int) -> int:
+        """Questions per ``score_choices`` call of a run: the engine sizes it from free memory on CUDA
+        (``SharedPrefixScorer.questions_per_call``); ``requested`` elsewhere. ``describe()`` records it."""
+        size = getattr(self.scorer, "questions_per_call", lambda model, n: n)(self.model, requested)
+        self._ranking_calls = {"batch_size_requested": requested, "questions_per_call": size}
+        return size
+
+    def ranking_description(self) -> dict:
+        """The ranking path: the engine's settings on this model, questions per call, the prefetching loop."""
+        d = {"device": str(self.device), "attn_implementation": hf_internals.attn_implementation(self.model)}
+        if hasattr(self.scorer, "describe"):
+            d.update(self.scorer.describe(self.model))
+        d.update(getattr(self, "_ranking_calls", {}))
+        d["prefetch"] = "batch k+1 prepared (processor, chat template, tokens) in a worker thread while batch k runs"
+        return d
+
     def describe(self) -> dict:
         return {
             "adapter": type(self).__name__, "name": self.name, "scorer": self.scorer.name,
             "append_eos": self.append_eos, "dtype": str(next(self.model.parameters()).dtype),
             **({"settings": self.settings.describe()} if self.settings else {}),
-            **placement_record(self.model, self.device), "generation": self.generation_mode(), **self.info,
+            **placement_record(self.model, self.device), "generation": self.generation_mode(),
+            "ranking": self.ranking_description(), **self.info,
         }
 
     def generation_mode(self) -> dict:
@@ -192,7 +240,7 @@ class DecoderOnlyAdapter:
         out = {}
         for k, v in dict(batch).items():
             if isinstance(v, torch.Tensor):
-                v = v.to(self.device)
+                v = to_device(v, self.device)  # pinned, not blocking the host, on a GPU
                 if v.is_floating_point():
                     v = v.to(next(self.model.parameters()).dtype)
             out[k] = v

@@ -12,16 +12,32 @@ from mmbench_lib.models.registry import DESCRIPTIONS, register_model
 from mmbench_lib.models.family_records import check_refused
 
 
-def _dtype(placement, dtype):
+def _dtype(placement, dtype, said: str | None = None):
     from mmbench_lib.models.hf import pick_device, pick_dtype
 
-    return pick_dtype(dtype, pick_device(placement.device))
+    return pick_dtype(dtype, pick_device(placement.device), said)
+
+
+def _checkpoint_dtype(target, **kw) -> str | None:
+    """The dtype a checkpoint's config names (``dtype`` / ``torch_dtype``), None where it names none or cannot be read."""
+    from transformers import AutoConfig
+
+    try:
+        cfg = AutoConfig.from_pretrained(target, **{k: v for k, v in kw.items() if k in ("revision", "trust_remote_code")})
+    except Exception:  # noqa: BLE001 - no config to read: the device's default
+        return None
+    said = getattr(cfg, "dtype", None) or getattr(cfg, "torch_dtype", None)
+    return str(said).replace("torch.", "") if said is not None else None
 
 
 def _pretrained(model_class, target, placement, dtype, **kw):
     """``from_pretrained`` on one device (moved there) or dispatched by accelerate (``placement.load_kwargs``)."""
     library_bars()  # "Loading weights" as text outside a live notebook, never a widget frozen in a saved one
-    model = model_class.from_pretrained(target, dtype=_dtype(placement, dtype), **placement.load_kwargs(), **kw)
+    from mmbench_lib.models.hf import pick_device
+
+    gpu = pick_device(placement.device).startswith("cuda")
+    said = _checkpoint_dtype(target, **kw) if gpu and dtype in (None, "auto") else None  # the CPU: fp32 regardless
+    model = model_class.from_pretrained(target, dtype=_dtype(placement, dtype, said), **placement.load_kwargs(), **kw)
     return placement.finish(model)
 
 

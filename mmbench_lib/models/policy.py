@@ -16,7 +16,7 @@ class BatchPolicy:
     """How requests become batches (tokens counted as rows x (prompt + max_new_tokens)).
 
     Two decoders: ``generate`` on left-padded batches (transformers' own decoding, what lm-eval and
-    VLMEvalKit run on GPUs) and the suite's kv-decode path (``models.kv_decode``: shared prefix,
+    VLMEvalKit run on GPUs) and the suite's kv-decode path (``models.cpu.kv_decode``: shared prefix,
     continuous batching, ``flat_prefill``, ``packed`` weights), written and measured on one CPU only.
     ``kv_decode=None`` (the default) takes the kv-decode path on the CPU and padded ``generate`` on any
     other device, and ``chunk=None`` drops finished rows every 4 steps on the CPU and makes one
@@ -36,13 +36,13 @@ class BatchPolicy:
     prefill_rows: int | None = None
     prefill_tokens: int = 8192  # kv-decode path: rows x padded prompt length of one prefill forward
     share_prefix: bool = True  # kv-decode path: compute the prompts' common token prefix once
-    packed_weights: bool = True  # kv-decode path: fp32 CPU linears on pre-packed weights (``models.packed``)
+    packed_weights: bool = True  # kv-decode path: fp32 CPU linears on pre-packed weights (``models.cpu.packed``)
     #: kv-decode path: the fixed cost of one more forward (the weights read once more) in prompt tokens of
     #: compute (a SmolLM2 forward of 1 token took 70 ms, a prompt token 1.6-1.9 ms, on one CPU core: about 40);
     #: a prompt up to this many tokens shorter than its batch's longest pads rather than opening a forward,
     #: and a shared prefix is computed apart only when that saves at least this many prompt tokens
     forward_tokens: int = 32
-    flat_prefill: bool = True  # kv-decode path: text prompts prefilled end to end, no padding (``models.flat_prefill``)
+    flat_prefill: bool = True  # kv-decode path: text prompts prefilled end to end, no padding (``models.cpu.flat_prefill``)
 
     def on(self, device) -> "BatchPolicy":
         """The policy with its automatic fields (``kv_decode``, ``chunk``) decided for ``device``."""

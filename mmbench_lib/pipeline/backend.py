@@ -53,3 +53,11 @@ def call_size(adapter, config: RunSpec) -> int:
         policy = config.policy()
         return max(policy.requests_per_call, policy.max_rows)
     return config.generation.batch_size
+
+
+def ranking_call_size(adapter, config: RunSpec) -> int:
+    """Questions per call of the ranking loop: ``generation.batch_size``, raised on CUDA to what the likelihood
+    engine's free-memory budget holds (``adapter.ranking_call_size``; recorded in the manifest's model)."""
+    size = getattr(adapter, "ranking_call_size", None)
+    batch = config.generation.batch_size
+    return size(batch) if size is not None else batch

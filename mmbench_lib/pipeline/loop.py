@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 
 from mmbench_lib.core.items import Item
 from mmbench_lib.core.media import MediaError
@@ -43,22 +44,9 @@ def run_loop(items: list[Item], protocol, store: RunStore, batch_size: int = 8, 
     todo = [it for it in items if it.id not in done]
     bar = Progress(len(items), label or _label(items, protocol), initial=len(items) - len(todo),
                    failed=_failed(store, items), mode=None if progress else "off")
-    for start in range(0, len(todo), batch_size):
-        batch = todo[start:start + batch_size]
-        rows, pairs = {}, []
-        for it in batch:
-            try:
-                got = protocol.prepare(it)
-            except MediaError as e:
-                rows[it.id] = protocol.failed(it, str(e))
-                continue
-            except protocol.item_errors as e:  # noqa: PERF203 - e.g. an unreadable image for OCR: this item only
-                rows[it.id] = protocol.failed(it, f"{type(e).__name__}: {e}")
-                continue
-            if isinstance(got, dict):
-                rows[it.id] = got
-            else:
-                pairs.append((it, got))
+    batches = [todo[start:start + batch_size] for start in range(0, len(todo), batch_size)]
+    threaded = getattr(protocol, "prefetch", None) is not None
+    for batch, (rows, pairs) in look_ahead(batches, lambda b: _prepare(protocol, b), threaded):
         for (it, req), result in zip(pairs, bisect_call(protocol.call, pairs)):
             rows[it.id] = protocol.failed(it, result.error) if isinstance(result, Failed) else protocol.finish(it, req, result)
         for it in batch:  # predictions.jsonl is strict JSON: a NaN or infinite score fails its item
@@ -69,6 +57,47 @@ def run_loop(items: list[Item], protocol, store: RunStore, batch_size: int = 8, 
         bar.update(len(batch), failed=sum(rows[it.id].get("status") == "failed" for it in batch))
     bar.close()
     return store
+
+
+def look_ahead(batches: list, prepare, threaded: bool = True):
+    """``(batch, prepare(batch))`` for each batch in order; ``threaded``: batch k+1 is prepared in a worker
+    thread while the caller works on batch k (an error of ``prepare`` is raised where its batch is reached)."""
+    if not threaded or not batches:
+        for batch in batches:
+            yield batch, prepare(batch)
+        return
+    pool = ThreadPoolExecutor(1, thread_name_prefix="mmbench-prefetch")
+    try:
+        nxt = pool.submit(prepare, batches[0])
+        for k, batch in enumerate(batches):
+            got = nxt.result()
+            if k + 1 < len(batches):
+                nxt = pool.submit(prepare, batches[k + 1])
+            yield batch, got
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _prepare(protocol, batch: list[Item]) -> tuple[dict, list]:
+    """A batch's rows settled before the model (media errors, n/a) and its (item, request) pairs; a protocol
+    with ``prefetch`` also prepares the pairs' model inputs here (the loop's worker thread)."""
+    rows, pairs = {}, []
+    for it in batch:
+        try:
+            got = protocol.prepare(it)
+        except MediaError as e:
+            rows[it.id] = protocol.failed(it, str(e))
+            continue
+        except protocol.item_errors as e:  # noqa: PERF203 - e.g. an unreadable image for OCR: this item only
+            rows[it.id] = protocol.failed(it, f"{type(e).__name__}: {e}")
+            continue
+        if isinstance(got, dict):
+            rows[it.id] = got
+        else:
+            pairs.append((it, got))
+    if pairs and getattr(protocol, "prefetch", None) is not None:
+        protocol.prefetch(pairs)
+    return rows, pairs
 
 
 def _label(items: list[Item], protocol) -> str:

@@ -97,6 +97,18 @@ class RankingProtocol:
                     out[i] = s
         return out
 
+    def prefetch(self, pairs) -> None:
+        """Prepare the model inputs of a batch ahead (the loop's worker thread, while the model scores the
+        batch before): the adapter's processor, chat template and tokenisation leave the critical path.
+        Anything that fails here is prepared again, and reported, when the batch is scored."""
+        ahead = getattr(self.adapter, "prefetch", None)
+        if ahead is None:
+            return
+        try:
+            ahead([req for it, req in pairs if it.output in ("text", "text+image")])
+        except Exception:  # noqa: BLE001 - the error shows, per item, when the batch is scored
+            pass
+
     def failed(self, item: Item, error: str) -> dict:
         return failed_row(item, error)
 

@@ -23,7 +23,7 @@ from mmbench_lib.pipeline.selection import check_same_selection
 from mmbench_lib.pipeline.shards import merge_runs, select
 from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.tasks.base import load_items as task_items
-from mmbench_lib.pipeline.backend import call_size, with_backend
+from mmbench_lib.pipeline.backend import call_size, ranking_call_size, with_backend
 from mmbench_lib.pipeline.params import demo_args, loader_args, model_settings, notebook_spec, run_data  # noqa: F401 - re-exported
 
 
@@ -87,6 +87,7 @@ def evaluate_ranking(config: RunSpec, adapter=None) -> dict:
     if store.rows():
         check_same_selection(store.dir, run_params(store.manifest()), c.params())
     task, judges = get_task(c.benchmark), c.judges
+    calls = None if recipe.generates else ranking_call_size(adapter, c)  # before describe(): the manifest has it
     image_output = ImageOutputScorer(ClipJudge(judges.clip_model, judges.clip_pretrained,
                                                device=getattr(adapter, "device", "cpu")),
                                      str(manifest.resolve(judges.generated_dir)) if judges.generated_dir else None)
@@ -104,7 +105,7 @@ def evaluate_ranking(config: RunSpec, adapter=None) -> dict:
         generate_letters(items, adapter, store, recipe, max_new_tokens=c.generation.max_new_tokens,
                          batch_size=call_size(adapter, c), retry_failed=c.retry_failed, progress=c.progress)
     else:
-        rank_items(items, adapter, store, recipe, batch_size=c.generation.batch_size, retry_failed=c.retry_failed,
+        rank_items(items, adapter, store, recipe, batch_size=calls, retry_failed=c.retry_failed,
                    progress=c.progress, image_output=image_output)
     metrics = summarize([r for r in store.rows() if r["id"] in {it.id for it in items}], task.groups)
     metrics.update(model_name=c.model.name or None, data=describe_data(c.params(), len({it.id for it in items}),

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import torch
 
+from mmbench_lib.scoring.hf_internals import hook_device
+
 
 def _hook_device(module):
-    hook = getattr(module, "_hf_hook", None)
-    for h in getattr(hook, "hooks", None) or ([hook] if hook is not None else []):
-        dev = getattr(h, "execution_device", None)
-        if dev is not None:
-            return torch.device(f"cuda:{dev}" if isinstance(dev, int) else dev)
-    return None
+    return hook_device(module)
 
 
 def input_device(model) -> torch.device:
@@ -38,3 +35,12 @@ def input_device(model) -> torch.device:
         if p.device.type != "meta":
             return p.device
     return torch.device("cpu")
+
+
+def to_device(t: torch.Tensor, device) -> torch.Tensor:
+    """``t`` on ``device``; a CPU tensor bound for a GPU goes through pinned memory without blocking the host
+    (the copy is ordered on the device's stream before any kernel that reads it)."""
+    device = torch.device(device)
+    if device.type == "cuda" and t.device.type == "cpu":
+        return t.pin_memory().to(device, non_blocking=True)
+    return t.to(device)

@@ -12,7 +12,8 @@ import warnings
 import torch
 
 from mmbench_lib.core.requests import ChoiceScore
-from mmbench_lib.scoring.devices import input_device
+from mmbench_lib.scoring import hf_internals as hf
+from mmbench_lib.scoring.devices import input_device, to_device
 from mmbench_lib.scoring.reference import Prepared, ReferenceScorer, choice_scores
 
 _TOKEN_KEYS = ("input_ids", "attention_mask")
@@ -41,46 +42,37 @@ def _text_config(model):
         return cfg
 
 
-def _plain_layers(cache) -> bool:
-    from transformers.cache_utils import DynamicLayer
-
-    return all(type(layer) is DynamicLayer for layer in getattr(cache, "layers", [None]))
-
-
 def _select_rows(cache, idx: torch.Tensor):
     """A new cache holding rows ``idx`` of ``cache`` (repeats allowed); ``cache`` is left as is."""
-    from transformers import DynamicCache
-
-    if _plain_layers(cache):
+    if hf.plain_layers(cache):
         data = []
-        for layer in cache.layers:
-            if layer.keys is None or not layer.is_initialized:
+        for keys, values in map(hf.layer_kv, hf.cache_layers(cache)):
+            if keys is None:
                 data.append((None, None))
             else:
-                i = idx.to(layer.keys.device)
-                data.append((layer.keys.index_select(0, i), layer.values.index_select(0, i)))
-        return DynamicCache(data)
+                i = idx.to(keys.device)
+                data.append((keys.index_select(0, i), values.index_select(0, i)))
+        return hf.make_cache(data)
     new = copy.deepcopy(cache)
-    new.batch_select_indices(idx)
+    hf.select_cache_rows(new, idx)
     return new
 
 
 def _stack_left_padded(caches, lengths, width):
     """Stack batch-1 plain caches into one, each left-padded with zeros to ``width`` positions."""
-    from transformers import DynamicCache
-
     data = []
-    for layers in zip(*(c.layers for c in caches)):
-        if any(layer.keys is None for layer in layers):
+    for layers in zip(*(hf.cache_layers(c) for c in caches)):
+        kvs = [hf.layer_kv(layer) for layer in layers]
+        if any(k is None for k, _ in kvs):
             data.append((None, None))
             continue
         ks, vs = [], []
-        for layer, n in zip(layers, lengths):
+        for (k, v), n in zip(kvs, lengths):
             pad = (0, 0, width - n, 0)
-            ks.append(torch.nn.functional.pad(layer.keys, pad))
-            vs.append(torch.nn.functional.pad(layer.values, pad))
+            ks.append(torch.nn.functional.pad(k, pad))
+            vs.append(torch.nn.functional.pad(v, pad))
         data.append((torch.cat(ks, 0), torch.cat(vs, 0)))
-    return DynamicCache(data)
+    return hf.make_cache(data)
 
 
 class _Prefixes:
@@ -117,7 +109,27 @@ class SharedPrefixScorer:
         self.tree = tree
         self._tree_checked: dict[int, bool] = {}  # id(model) -> tree choice pass agreed with the row pass
 
+    #: padded token slots of a typical question (prefix twice, its choices once: ``_cost``): LLaVA-1.5, ~1,300
+    QUESTION_SLOTS = 1024
+
     # ------------------------------------------------------------------ public API
+    def questions_per_call(self, model, requested: int) -> int:
+        """Questions to hand ``score_many`` at once: on CUDA as many as the token budget (sized from free
+        memory) holds at ``QUESTION_SLOTS`` each, between ``requested`` and ``max_questions``; elsewhere
+        ``requested``. Groups inside a call still follow the budget, and an out-of-memory error halves them."""
+        if _device_type(model) != "cuda":
+            return requested
+        budget = self.token_budget or self._default_budget(model)
+        return max(requested, min(self.max_questions, budget // self.QUESTION_SLOTS))
+
+    def describe(self, model) -> dict:
+        """What the engine runs with on this model (the run's manifest records it)."""
+        return {"token_budget": self.token_budget or self._default_budget(model),
+                "token_budget_source": "set" if self.token_budget else
+                ("free GPU memory" if _device_type(model) == "cuda" else "CPU default (8192)"),
+                "max_questions": self.max_questions, "packing": self.packing, "tree": self.tree,
+                "attn_implementation": hf.attn_implementation(model)}
+
     def score(self, model, prepared: Prepared) -> list[ChoiceScore]:
         return self.score_many(model, [prepared])[0]
 
@@ -130,7 +142,7 @@ class SharedPrefixScorer:
         mixable = self._mixable(model)
         todo = list(range(n))
         if mixable and self._can_pack(model):
-            packable = [i for i in todo if _packable(prepared_list[i])]
+            packable = [i for i, ok in zip(todo, _packable_all([prepared_list[i] for i in todo])) if ok]
             for i, s in zip(packable, self._score_packed(model, [prepared_list[i] for i in packable])):
                 results[i] = s
             todo = [i for i in todo if results[i] is None]
@@ -231,8 +243,7 @@ class SharedPrefixScorer:
     def _can_pack(self, model) -> bool:
         if not self.packing or self._pack_checked.get(id(model)) is False:
             return False
-        cfg = getattr(model, "config", None)
-        impl = getattr(cfg, "_attn_implementation", None)
+        impl = hf.attn_implementation(model)
         if impl not in (None, "sdpa", "eager"):
             return False  # flash / flex kernels take no arbitrary 4-D mask
         return _accepts(model, "logits_to_keep") and _accepts(model, "position_ids")
@@ -264,13 +275,15 @@ class SharedPrefixScorer:
             else:
                 rows.append([i])
                 room.append(cap - sizes[i])
+        prefixes = _token_lists([p.inputs["input_ids"][0] for p in group])  # one read-back for the group
         pending = list(rows)
+        done: list = []  # (row, its log-probs on the device, their layout): read back together at the end
         while pending:
             row = pending.pop(0)
             qs = [group[i] for i in row]
             out, oom = None, False
             try:
-                out = self._pack_row(model, qs)
+                out = self._pack_row(model, qs, [prefixes[i] for i in row])
             except Exception as e:  # noqa: BLE001
                 if not is_oom(e):
                     raise
@@ -284,11 +297,15 @@ class SharedPrefixScorer:
                     self.pack_tokens = max(64, sum(sizes[i] for i in row) // 2)
                 continue  # a single question that does not fit: the cached path (with its own fallbacks)
             if id(model) not in self._pack_checked:
-                self._pack_checked[id(model)] = self._agrees_with_cached(model, qs[:2], out[:2])
+                self._pack_checked[id(model)] = self._agrees_with_cached(model, qs[:2], _packed_scores(out[0].cpu(), out[1])[:2])
                 if not self._pack_checked[id(model)]:
                     return results  # nothing kept: every question goes the cached way
-            for i, scores in zip(row, out):
-                results[i] = scores
+            done.append((row, *out))
+        if done:
+            lps = torch.cat([lp for _, lp, _ in done]).cpu().split([lp.shape[0] for _, lp, _ in done])
+            for (row, _, per), lp in zip(done, lps):
+                for i, scores in zip(row, _packed_scores(lp, per)):
+                    results[i] = scores
         return results
 
     def _agrees_with_cached(self, model, qs: list[Prepared], packed) -> bool:
@@ -304,14 +321,14 @@ class SharedPrefixScorer:
         return True
 
     @staticmethod
-    def _pack_row(model, qs: list[Prepared]) -> list[list[ChoiceScore]]:
-        """One forward over several questions packed in one sequence under a tree attention mask."""
+    def _pack_row(model, qs: list[Prepared], prefixes: list[list[int]]):
+        """One forward over several questions packed in one sequence under a tree attention mask: the
+        log-probabilities of the scored tokens (on the device) and, per question and choice, their indices."""
         ids: list[int] = []
         pos: list[int] = []
         blocks = []  # (prefix start, prefix length, choice start, choice length)
         wanted = []  # (position whose logits predict, target token, question, choice)
-        for q, p in enumerate(qs):
-            prefix = p.inputs["input_ids"][0].tolist()
+        for q, (p, prefix) in enumerate(zip(qs, prefixes)):
             start, plen = len(ids), len(prefix)
             ids += prefix
             pos += range(plen)
@@ -340,21 +357,21 @@ class SharedPrefixScorer:
         keep = sorted({w[0] for w in wanted})
         at = {k: j for j, k in enumerate(keep)}
         out = model(
-            input_ids=torch.tensor([ids], device=device),
-            position_ids=torch.tensor([pos], device=device),
-            attention_mask=mask.to(device)[None, None],
-            logits_to_keep=torch.tensor(keep, device=device),
+            input_ids=to_device(torch.tensor([ids]), device),
+            position_ids=to_device(torch.tensor([pos]), device),
+            attention_mask=to_device(mask, device)[None, None],
+            logits_to_keep=to_device(torch.tensor(keep), device),
             use_cache=False,
         )
         logits = out.logits[0].float()  # (len(keep), V)
         del out
-        rows = torch.tensor([at[w[0]] for w in wanted], device=logits.device)
-        toks = torch.tensor([w[1] for w in wanted], device=logits.device)
-        lp = (logits[rows, toks] - torch.logsumexp(logits, dim=-1)[rows]).cpu()
+        rows = to_device(torch.tensor([at[w[0]] for w in wanted]), logits.device)
+        toks = to_device(torch.tensor([w[1] for w in wanted]), logits.device)
+        lp = logits[rows, toks] - torch.logsumexp(logits, dim=-1)[rows]
         per = [[[] for _ in p.continuations] for p in qs]
         for k, (_, _, q, c) in enumerate(wanted):
             per[q][c].append(k)
-        return [choice_scores([lp[idx] if idx else torch.zeros(0) for idx in choice]) for choice in per]
+        return lp, per
 
     # ------------------------------------------------------------------ the two passes
     def _score_group(self, model, group: list[Prepared], max_rows: int | None) -> list[list[ChoiceScore]]:
@@ -365,27 +382,29 @@ class SharedPrefixScorer:
         # every choice's first token: from the prefix's last logits, one gather for the group
         heads = [(q, c, cont[0]) for q, p in enumerate(group) for c, cont in enumerate(p.continuations) if cont]
         first = torch.log_softmax(pre.last_logits.float(), dim=-1)  # (B, V)
+        # each choice's pieces (first token, then the rest) stay on the device until ONE read-back per group
+        pieces: list[list[list[torch.Tensor]]] = [[[] for _ in p.continuations] for p in group]
         if heads:
-            qi = torch.tensor([q for q, _, _ in heads], device=first.device)
-            ti = torch.tensor([t for _, _, t in heads], device=first.device)
-            first_lp = first[qi, ti].cpu()
-        logprobs = [[torch.zeros(0) for _ in p.continuations] for p in group]
-        for k, (q, c, _) in enumerate(heads):
-            logprobs[q][c] = first_lp[k : k + 1]
+            qi = to_device(torch.tensor([q for q, _, _ in heads]), first.device)
+            ti = to_device(torch.tensor([t for _, _, t in heads]), first.device)
+            first_lp = first[qi, ti]
+            for k, (q, c, _) in enumerate(heads):
+                pieces[q][c].append(first_lp[k : k + 1])
         rows = [(q, c, cont) for q, p in enumerate(group) for c, cont in enumerate(p.continuations) if len(cont) > 1]
+        tree = None
         if rows and max_rows is None and self.tree and self._tree_checked.get(id(model)) is not False:
             tree = self._tree_pass_checked(model, group, pre, rows, device)
             if tree is not None:
                 for (q, c, _), lp in zip(rows, tree):
-                    logprobs[q][c] = torch.cat([logprobs[q][c], lp])
-                return [choice_scores(lps) for lps in logprobs]
-        step = max_rows or len(rows) or 1
-        for start in range(0, len(rows), step):
-            chunk = rows[start:start + step]
-            rest = self._choice_pass(model, group, pre, chunk, device)
-            for (q, c, _), lp in zip(chunk, rest):
-                logprobs[q][c] = torch.cat([logprobs[q][c], lp])
-        return [choice_scores(lps) for lps in logprobs]
+                    pieces[q][c].append(lp)
+        if tree is None:
+            step = max_rows or len(rows) or 1
+            for start in range(0, len(rows), step):
+                chunk = rows[start:start + step]
+                rest = self._choice_pass(model, group, pre, chunk, device)
+                for (q, c, _), lp in zip(chunk, rest):
+                    pieces[q][c].append(lp)
+        return [choice_scores(lps) for lps in _read_back(pieces)]
 
     def _prefix_pass(self, model, group: list[Prepared]) -> _Prefixes | None:
         keep = {"logits_to_keep": 1} if _accepts(model, "logits_to_keep") else {}
@@ -396,7 +415,7 @@ class SharedPrefixScorer:
             mask = inputs.get("attention_mask")
             if mask is None:
                 mask = torch.ones_like(inputs["input_ids"])
-            return _Prefixes(out.past_key_values, out.logits[:, -1], mask, [p_len], mixed=False,
+            return _Prefixes(hf.out_cache(out), out.logits[:, -1], mask, [p_len], mixed=False,
                              deltas=[_rope_delta(model)] if _is_mrope(model) else None)
         extend = group[0].extend
         lengths = [p.inputs["input_ids"].shape[1] for p in group]
@@ -420,16 +439,16 @@ class SharedPrefixScorer:
             position_ids = (torch.arange(width, device=device).view(1, -1) - offsets).clamp(min=0) + _position_base(model)
             out = model(**batch, position_ids=position_ids, use_cache=True, **keep)
             # text only: every position is 1-D (an M-RoPE model's three components agree, delta 0)
-            return _Prefixes(out.past_key_values, out.logits[:, -1], batch["attention_mask"], lengths, mixed=True,
+            return _Prefixes(hf.out_cache(out), out.logits[:, -1], batch["attention_mask"], lengths, mixed=True,
                              deltas=[0] * len(group) if _is_mrope(model) else None)
         # prefixes with images (or other family inputs): one pass each, caches stacked left-padded
         caches, last, masks, deltas = [], [], [], []
         for p, n in zip(group, lengths):
             out = model(**p.inputs, use_cache=True, **keep)
-            if not _plain_layers(out.past_key_values):
+            if not hf.plain_layers(hf.out_cache(out)):
                 return None
             deltas.append(_rope_delta(model) if _is_mrope(model) else 0)
-            caches.append(out.past_key_values)
+            caches.append(hf.out_cache(out))
             last.append(out.logits[:, -1])
             m = p.inputs.get("attention_mask")
             if m is None:
@@ -448,7 +467,7 @@ class SharedPrefixScorer:
         expected = self._choice_pass(model, group, pre, rows, device)  # before the tree pass extends the cache
         got = self._tree_pass(model, group, pre, rows, device)
         half = next(model.parameters()).dtype in (torch.float16, torch.bfloat16)
-        worst = max(float((a - b).abs().max()) for a, b in zip(expected, got))
+        worst = float(torch.stack([(a.float() - b.float()).abs().max() for a, b in zip(expected, got)]).max())
         ok = worst <= (0.1 if half else 1e-3)
         self._tree_checked[id(model)] = ok
         if not ok:
@@ -468,70 +487,107 @@ class SharedPrefixScorer:
         width = max(sum(len(cont) - 1 for _, cont in per_q[q]) for q in order)
         n_q = len(pre.lengths)
         p_pad = pre.mask.shape[1]
-        ids = torch.zeros(n_q, width, dtype=torch.long, device=device)
-        targets = torch.zeros(n_q, width, dtype=torch.long, device=device)
+        ids = torch.zeros(n_q, width, dtype=torch.long)
+        targets = torch.zeros(n_q, width, dtype=torch.long)
         offsets = torch.zeros(n_q, width, dtype=torch.long)
-        allowed = torch.zeros(n_q, width, p_pad + width, dtype=torch.bool)
-        allowed[:, :, :p_pad] = pre.mask.bool().cpu()[:, None, :]
+        own = torch.zeros(n_q, width, width, dtype=torch.bool)  # choice token -> choice tokens it sees
+        sees_prefix = torch.zeros(n_q, width, 1, dtype=torch.bool)
         where = {}  # row -> (question, start, length)
-        for q in order:
+        for q in range(n_q):  # a question without rows: all padding
             at = 0
-            for r, cont in per_q[q]:
+            for r, cont in per_q.get(q, []):
                 n = len(cont) - 1
-                t = torch.tensor(cont, dtype=torch.long, device=device)
+                t = torch.tensor(cont, dtype=torch.long)
                 ids[q, at:at + n], targets[q, at:at + n] = t[:-1], t[1:]
                 offsets[q, at:at + n] = torch.arange(n)
-                allowed[q, at:at + n, p_pad + at:p_pad + at + n] = torch.ones(n, n, dtype=torch.bool).tril()
+                own[q, at:at + n, at:at + n] = torch.ones(n, n, dtype=torch.bool).tril()
+                sees_prefix[q, at:at + n] = True
                 where[r] = (q, at, n)
                 at += n
-            allowed[q, at:, :] = False
-            allowed[q, torch.arange(at, width), p_pad + torch.arange(at, width)] = True  # padding sees itself
-        starts = _choice_starts(model, pre, range(n_q)).view(-1, 1)
-        kw = {"input_ids": ids, "attention_mask": _additive_mask(allowed, model)[:, None].to(device),
-              "past_key_values": pre.cache, "position_ids": (starts + offsets).to(device), "use_cache": True}
-        lp = _choice_logprobs(model, group, kw, targets)
+            own[q, torch.arange(at, width), torch.arange(at, width)] = True  # padding sees itself only
+        prefix_mask = pre.mask.to(device).bool()[:, None, :] & to_device(sees_prefix, device)  # (n_q, width, p_pad)
+        allowed = torch.cat([prefix_mask, to_device(own, device)], -1)
+        starts = _choice_starts(model, pre, range(n_q), device).view(-1, 1)
+        kw = {"input_ids": to_device(ids, device), "attention_mask": _additive_mask(allowed, model)[:, None],
+              **hf.cache_kw(model, pre.cache), "position_ids": starts + to_device(offsets, device), "use_cache": True}
+        lp = _choice_logprobs(model, group, kw, to_device(targets, device))
         return [lp[where[r][0], where[r][1]:where[r][1] + where[r][2]] for r in range(len(rows))]
 
     def _choice_pass(self, model, group, pre: _Prefixes, rows, device) -> list[torch.Tensor]:
         """One forward over the rows' choice tokens (all but the last), right-padded; log-probs of tokens 1..L-1."""
         n_rows = len(rows)
         width = max(len(cont) - 1 for _, _, cont in rows)
-        ids = torch.zeros(n_rows, width, dtype=torch.long, device=device)
-        targets = torch.zeros(n_rows, width, dtype=torch.long, device=device)
-        choice_mask = torch.zeros(n_rows, width, dtype=pre.mask.dtype, device=device)
+        ids = torch.zeros(n_rows, width, dtype=torch.long)
+        targets = torch.zeros(n_rows, width, dtype=torch.long)
+        choice_mask = torch.zeros(n_rows, width, dtype=pre.mask.dtype)
         for r, (_, _, cont) in enumerate(rows):
-            t = torch.tensor(cont, dtype=torch.long, device=device)
+            t = torch.tensor(cont, dtype=torch.long)
             ids[r, : len(cont) - 1] = t[:-1]
             targets[r, : len(cont) - 1] = t[1:]
             choice_mask[r, : len(cont) - 1] = 1
-        q_idx = torch.tensor([q for q, _, _ in rows], dtype=torch.long, device=device)
+        q_idx = to_device(torch.tensor([q for q, _, _ in rows], dtype=torch.long), device)
         kw = {
-            "input_ids": ids,
-            "attention_mask": torch.cat([pre.mask.to(device).index_select(0, q_idx), choice_mask], 1),
-            "past_key_values": _select_rows(pre.cache, q_idx),
+            "input_ids": to_device(ids, device),
+            "attention_mask": torch.cat([pre.mask.to(device).index_select(0, q_idx), to_device(choice_mask, device)], 1),
+            **hf.cache_kw(model, _select_rows(pre.cache, q_idx)),
             "use_cache": True,
         }
         if pre.mixed or pre.deltas is not None:
-            starts = _choice_starts(model, pre, [q for q, _, _ in rows]).to(device).view(-1, 1)
+            starts = _choice_starts(model, pre, [q for q, _, _ in rows], device).view(-1, 1)
             kw["position_ids"] = starts + torch.arange(width, device=device).view(1, -1)
-        lp = _choice_logprobs(model, group, kw, targets)
+        lp = _choice_logprobs(model, group, kw, to_device(targets, device))
         return [lp[r, : len(cont) - 1] for r, (_, _, cont) in enumerate(rows)]
 
 
-def _choice_starts(model, pre: _Prefixes, questions) -> torch.Tensor:
-    """Position of the first choice token of each question: text after the prefix gets 1-D
+def _device_type(model) -> str:
+    try:
+        return next(model.parameters()).device.type
+    except (AttributeError, StopIteration):
+        return "cpu"
+
+
+def _choice_starts(model, pre: _Prefixes, questions, device) -> torch.Tensor:
+    """Position of the first choice token of each question, on ``device``: text after the prefix gets 1-D
     positions (for M-RoPE all three components equal, shifted by the question's delta from the
-    prefix's vision tokens), from the model's position base."""
-    shift = pre.deltas or [0] * len(pre.lengths)
+    prefix's vision tokens, a device tensor read back by nobody), from the model's position base."""
+    questions = list(questions)
     base = _position_base(model)
-    return torch.tensor([base + pre.lengths[q] + shift[q] for q in questions])
+    starts = to_device(torch.tensor([base + pre.lengths[q] for q in questions]), device)
+    shift = [pre.deltas[q] for q in questions] if pre.deltas else []
+    if not any(isinstance(s, torch.Tensor) or s for s in shift):
+        return starts
+    return starts + torch.stack([torch.as_tensor(s).to(device).reshape(()) for s in shift]).to(starts.dtype)
+
+
+def _read_back(pieces: list[list[list[torch.Tensor]]]) -> list[list[torch.Tensor]]:
+    """Each choice's log-probabilities on the CPU, from its pieces on the device: one copy for all."""
+    flat = [t for q in pieces for c in q for t in c]
+    if not flat:
+        return [[torch.zeros(0) for _ in q] for q in pieces]
+    host = iter(torch.cat([t.reshape(-1).float() for t in flat]).cpu().split([t.numel() for t in flat]))
+    return [[torch.cat([next(host) for _ in c]) if c else torch.zeros(0) for c in q] for q in pieces]
+
+
+def _packed_scores(lp: torch.Tensor, per) -> list[list[ChoiceScore]]:
+    """Choice scores of a packed row from its scored tokens' log-probabilities (read back) and layout."""
+    return [choice_scores([lp[idx] if idx else torch.zeros(0) for idx in choice]) for choice in per]
+
+
+def _token_lists(rows: list[torch.Tensor]) -> list[list[int]]:
+    """1-D token tensors as lists, with one read-back for all."""
+    flat = torch.cat(rows).tolist()
+    out, at = [], 0
+    for r in rows:
+        out.append(flat[at:at + r.shape[0]])
+        at += r.shape[0]
+    return out
 
 
 def _additive_mask(allowed: torch.Tensor, model) -> torch.Tensor:
     """A boolean "may attend" tensor as the additive float mask eager and sdpa attention both take."""
     param = next(model.parameters())
     dtype = param.dtype if param.is_floating_point() else torch.float32
-    return torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
+    return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill_(~allowed, torch.finfo(dtype).min)
 
 
 def _choice_logprobs(model, group: list[Prepared], kw: dict, targets: torch.Tensor) -> torch.Tensor:
@@ -544,7 +600,7 @@ def _choice_logprobs(model, group: list[Prepared], kw: dict, targets: torch.Tens
     logits = model(**kw).logits
     kw.clear()
     picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1).float()
-    return (picked - torch.logsumexp(logits.float(), dim=-1)).cpu()
+    return picked - torch.logsumexp(logits.float(), dim=-1)  # on the device: read back once per group
 
 
 def _accepts(model, name: str) -> bool:
@@ -568,28 +624,38 @@ def _is_mrope(model) -> bool:
 
 
 def _rope_owner(model):
-    """The module that keeps ``rope_deltas`` from its last prefill (transformers' Qwen-VL models)."""
-    for m in (getattr(model, "model", None), model):
-        if m is not None and hasattr(m, "rope_deltas") and hasattr(m, "get_rope_index"):
-            return m
-    return None
+    return hf.rope_owner(model)
 
 
-def _rope_delta(model) -> int:
-    """After a batch-1 prefill: position of the next text token minus its index in the sequence."""
-    delta = getattr(_rope_owner(model), "rope_deltas", None)
-    return int(delta.reshape(-1)[0]) if delta is not None else 0
+def _rope_delta(model):
+    """After a batch-1 prefill: position of the next text token minus its index in the sequence (a device
+    tensor, not read back: ``_choice_starts`` adds it on the device)."""
+    delta = hf.last_rope_deltas(model)
+    return delta.reshape(-1)[0].clone() if delta is not None else 0
 
 
-def _packable(p: Prepared) -> bool:
-    """Plain text: token ids and an all-ones mask, continuations that only extend the mask."""
+def _packable_shape(p: Prepared) -> bool:
+    """Plain text: token ids (and a mask), continuations that only extend the mask."""
     if set(p.inputs) - {"input_ids", "attention_mask"} or set(p.extend) - {"attention_mask"}:
         return False
     ids = p.inputs["input_ids"]
-    if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.shape[0] != 1:
-        return False
-    mask = p.inputs.get("attention_mask")
-    return mask is None or bool((mask == 1).all())
+    return isinstance(ids, torch.Tensor) and ids.dim() == 2 and ids.shape[0] == 1
+
+
+def _packable_all(group: list[Prepared]) -> list[bool]:
+    """Which questions are plain text with an all-ones mask: the masks are checked with one read-back."""
+    shaped = [_packable_shape(p) for p in group]
+    masks = [(i, p.inputs.get("attention_mask")) for i, (p, ok) in enumerate(zip(group, shaped)) if ok]
+    masks = [(i, m) for i, m in masks if m is not None]
+    if masks:
+        ones = torch.stack([(m == 1).all().to(masks[0][1].device) for _, m in masks]).tolist()
+        for (i, _), ok in zip(masks, ones):
+            shaped[i] = ok
+    return shaped
+
+
+def _packable(p: Prepared) -> bool:
+    return _packable_all([p])[0]
 
 
 def _packed_len(p: Prepared) -> int:

@@ -7,7 +7,7 @@ import torch
 
 from mmbench_lib.core.requests import GenerateRequest
 from mmbench_lib.models import family_records as fr
-from mmbench_lib.models import flat_prefill, kv_decode
+from mmbench_lib.models.cpu import flat_prefill, kv_decode
 from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy
 from mmbench_lib.models.families import NATIVE_VIDEO_TYPES, Qwen2VL
 

@@ -1,4 +1,4 @@
-"""Prefill end to end (``mmbench_lib.models.flat_prefill``): many prompt segments in one forward of
+"""Prefill end to end (``mmbench_lib.models.cpu.flat_prefill``): many prompt segments in one forward of
 batch 1, attention kept apart per segment, shared prefixes computed in the same forward.
 
 Real components: SmolLM2-135M-Instruct's weights and tokenizer, the demo MMMU / CMMMU prompts by the
@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from mmbench_lib.core.numerics import logprob_tolerance, network_shape
-from mmbench_lib.models import flat_prefill as fp
-from mmbench_lib.models import kv_decode as kv
+from mmbench_lib.models.cpu import flat_prefill as fp
+from mmbench_lib.models.cpu import kv_decode as kv
 from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy
 from tests.models.test_batched_generation import _items, _requests
 from tests.models.test_kv_decode import _prefix_requests

@@ -1,4 +1,4 @@
-"""The kv-decode path of batched generation (``mmbench_lib.models.kv_decode``): each mechanism gives the
+"""The kv-decode path of batched generation (``mmbench_lib.models.cpu.kv_decode``): each mechanism gives the
 token ids of one ``generate`` call per request.
 
 Real components: the SmolLM2-135M-Instruct weights and the tiny random-weight LLaVA, fp32 on the CPU;
@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from mmbench_lib.core.requests import GenerateRequest
-from mmbench_lib.models import kv_decode as kv
+from mmbench_lib.models.cpu import kv_decode as kv
 from mmbench_lib.models import load_adapter
 from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy
 from tests.models.test_batched_generation import _items, _requests

@@ -94,3 +94,16 @@ def test_a_generation_row_keeps_the_trace_and_gives_the_parser_the_answer(demo):
     assert row["raw_response"] == "<think>Option B fits.</think> (B)" and row["thinking_step"] == "thinking trace removed (closed)"
     plain = GenerationProtocol.finish(None, item, (req, {}), Generation("(B)", 2, False))
     assert plain["response"] == "(B)" and "thinking" not in plain and "raw_response" not in plain
+
+
+def test_gpu_dtype_follows_a_16_bit_checkpoint_else_bf16_and_the_cpu_stays_fp32(monkeypatch):
+    import torch
+
+    from mmbench_lib.models.hf import pick_dtype
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert pick_dtype(None, "cuda:0", "float16") == torch.float16  # LLaVA-1.5's checkpoint: fp16
+    assert pick_dtype(None, "cuda:0", "float32") == torch.bfloat16
+    assert pick_dtype(None, "cuda:0", None) == torch.bfloat16
+    assert pick_dtype("float32", "cuda:0", "float16") == torch.float32  # asked: as asked
+    assert pick_dtype(None, "cpu", "float16") == torch.float32

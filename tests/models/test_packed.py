@@ -1,4 +1,4 @@
-"""Linear layers on MKL-packed weights (``mmbench_lib.models.packed``), the fp32 CPU path of batched
+"""Linear layers on MKL-packed weights (``mmbench_lib.models.cpu.packed``), the fp32 CPU path of batched
 generation: each product within the rounding bound of the plain one, the checked layout, the
 reasons a model stays unpacked, restored layers, and the same greedy tokens as one ``generate``
 call per request.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mmbench_lib.models import packed
+from mmbench_lib.models.cpu import packed
 from mmbench_lib.models.batching import BatchedGenerator, BatchPolicy
 from tests.models.test_batched_generation import _items, _requests
 

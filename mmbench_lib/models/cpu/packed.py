@@ -17,6 +17,9 @@ from contextlib import contextmanager
 
 import torch
 
+from mmbench_lib.scoring import hf_internals as hf
+from mmbench_lib.scoring.hf_internals import mkl_ops_available
+
 #: row count the packs are made for (any other count >= 2 uses them too, after ``_check_layout``)
 PACK_ROWS = 256
 #: row counts multiplied against the plain product for every weight shape before packs are used
@@ -25,11 +28,6 @@ CHECK_ROWS = (2, 3, 8, 17, 64, 257)
 MEMORY_SHARE = 0.25
 
 _PACKS: "weakref.WeakKeyDictionary[torch.nn.Module, _Packs]" = weakref.WeakKeyDictionary()
-
-
-def mkl_ops_available() -> bool:
-    return bool(torch.backends.mkl.is_available() and hasattr(torch.ops.mkl, "_mkl_linear")
-                and hasattr(torch.ops.mkl, "_mkl_reorder_linear_weight"))
 
 
 def available_memory() -> int | None:
@@ -86,7 +84,7 @@ def packed_matmul(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, bias) ->
     rows = x.numel() // x.shape[-1]
     if rows < 2:
         return torch.nn.functional.linear(x, w, bias)
-    return torch.ops.mkl._mkl_linear(x, pack, w, bias, rows)
+    return hf.mkl_linear(x, pack, w, bias, rows)
 
 
 def _check_layout(w: torch.Tensor, pack: torch.Tensor) -> str | None:
@@ -129,7 +127,7 @@ class _Packs:
             if entry is not None and entry[0] is m and entry[2] == self._stamp(m):
                 continue
             w = m.weight.detach()
-            pack = torch.ops.mkl._mkl_reorder_linear_weight(w, PACK_ROWS)
+            pack = hf.mkl_pack(w, PACK_ROWS)
             shape = tuple(w.shape)
             if shape not in checked:
                 checked[shape] = _check_layout(w, pack)

@@ -5,11 +5,12 @@ More: docs/modules.md, ``mmbench_lib/models/kv_decode.py``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import torch
 
 from mmbench_lib.models.family_records import types_with
+from mmbench_lib.scoring import hf_internals as hf
+from mmbench_lib.scoring.hf_internals import buffer_layer, cache_tensors, make_cache  # noqa: F401 - used here and by tests
 
 #: model types whose cached forward takes plain 1-D ``position_ids`` and a plain ``DynamicCache`` (family records)
 TEXT_TYPES = types_with(kind="text", kv_unsupported=None)
@@ -75,54 +76,9 @@ class Active:
         return self.mask.shape[1]
 
 
-@lru_cache(maxsize=None)
-def buffer_layer():
-    """``BufferLayer``: a cache layer in a preallocated buffer (transformers is imported on first use)."""
-    from transformers.cache_utils import DynamicLayer
-
-    class BufferLayer(DynamicLayer):
-        """A cache layer in a preallocated buffer: a step writes its column in place, where
-        ``DynamicLayer`` concatenates (copies the whole cache) at every step."""
-
-        def __init__(self, kbuf: torch.Tensor, vbuf: torch.Tensor, n: int):
-            super().__init__()
-            self.kbuf, self.vbuf, self.n = kbuf, vbuf, n
-            self.device, self.is_initialized = kbuf.device, True
-            self._view()
-
-        def _view(self) -> None:
-            self.keys, self.values = self.kbuf[:, :, :self.n], self.vbuf[:, :, :self.n]
-
-        def update(self, key_states, value_states, *args, **kwargs):
-            m = key_states.shape[2]
-            if self.n + m > self.kbuf.shape[2]:  # more columns than planned: grow (a copy, as DynamicLayer)
-                grow = max(m, self.kbuf.shape[2])
-                self.kbuf = torch.cat([self.kbuf, self.kbuf.new_zeros(*self.kbuf.shape[:2], grow, self.kbuf.shape[3])], 2)
-                self.vbuf = torch.cat([self.vbuf, self.vbuf.new_zeros(*self.vbuf.shape[:2], grow, self.vbuf.shape[3])], 2)
-            self.kbuf[:, :, self.n:self.n + m] = key_states
-            self.vbuf[:, :, self.n:self.n + m] = value_states
-            self.n += m
-            self._view()
-            return self.keys, self.values
-
-    return BufferLayer
-
-
-def cache_tensors(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    return [(layer.keys, layer.values) for layer in cache.layers]
-
-
-def make_cache(data):
-    from transformers import DynamicCache
-
-    return DynamicCache(list(data))
-
-
 def buffered_cache(parts: list[list[tuple[torch.Tensor, torch.Tensor]]], width: int, spare: int):
     """A cache of ``BufferLayer``s holding the row blocks ``parts`` (per block, per layer (keys, values)),
     each right-aligned at ``width`` (left padding zeroed), with ``spare`` free columns."""
-    from transformers import DynamicCache
-
     rows = sum(p[0][0].shape[0] for p in parts)
     layers = []
     for li in range(len(parts[0])):
@@ -136,9 +92,7 @@ def buffered_cache(parts: list[list[tuple[torch.Tensor, torch.Tensor]]], width: 
             vbuf[r:r + v.shape[0], :, width - v.shape[2]:width] = v
             r += k.shape[0]
         layers.append(buffer_layer()(kbuf, vbuf, width))
-    cache = DynamicCache()
-    cache.layers = layers
-    return cache
+    return hf.cache_with_layers(layers)
 
 
 def left_pad(t: torch.Tensor, n: int, dim: int) -> torch.Tensor:
@@ -164,7 +118,7 @@ def select(s: Active, keep: list[int]) -> Active:
     mask = s.mask.index_select(0, idx)
     drop = int((mask.sum(0) == 0).to(torch.int8).cumprod(0).sum())  # leading columns now padding in every row
     limit = [s.limit[j] for j in keep]
-    if all(hasattr(layer, "kbuf") for layer in s.cache.layers):
+    if all(hasattr(layer, "kbuf") for layer in hf.cache_layers(s.cache)):
         cache = _select_buffered(s.cache, idx, drop)
     else:
         data = [(k.index_select(0, idx.to(k.device))[:, :, drop:], v.index_select(0, idx.to(v.device))[:, :, drop:])
@@ -177,13 +131,10 @@ def select(s: Active, keep: list[int]) -> Active:
 def _select_buffered(cache, idx: torch.Tensor, drop: int):
     """The rows ``idx`` of a cache of ``BufferLayer``s, one copy per buffer (spare columns kept), the
     first ``drop`` columns left out of the view."""
-    from transformers import DynamicCache
-
-    out = DynamicCache()
-    out.layers = [buffer_layer()(layer.kbuf.index_select(0, idx.to(layer.kbuf.device))[:, :, drop:],
-                                 layer.vbuf.index_select(0, idx.to(layer.vbuf.device))[:, :, drop:], layer.n - drop)
-                  for layer in cache.layers]  # a dispatched model's layers may sit on several devices
-    return out
+    return hf.cache_with_layers(
+        [buffer_layer()(layer.kbuf.index_select(0, idx.to(layer.kbuf.device))[:, :, drop:],
+                        layer.vbuf.index_select(0, idx.to(layer.vbuf.device))[:, :, drop:], layer.n - drop)
+         for layer in hf.cache_layers(cache)])  # a dispatched model's layers may sit on several devices
 
 
 def _argmax_last(logits: torch.Tensor) -> torch.Tensor:
@@ -302,10 +253,10 @@ def prefill_segments(model, segs, pad_id: int, device):
     """Cache, mask, next positions and first greedy tokens of rows given as (shared prefix node or
     None, the row's own tokens after it); the nodes' caches must be computed."""
     x, mask, pos, cache = _segments_batch(segs, pad_id, device, _n_layers(model))
-    out = model(input_ids=x, attention_mask=mask, position_ids=pos, past_key_values=cache, use_cache=True,
+    out = model(input_ids=x, attention_mask=mask, position_ids=pos, **hf.cache_kw(model, cache), use_cache=True,
                 logits_to_keep=1)
     nxt = pos[:, -1] + 1
-    return out.past_key_values, mask, nxt, _argmax_last(out.logits)
+    return hf.out_cache(out), mask, nxt, _argmax_last(out.logits)
 
 
 def flat_batches(lengths: list[int], max_rows: int, max_tokens: int) -> list[list[int]]:
@@ -382,7 +333,7 @@ def prefill_inputs(model, inputs: dict):
     out = model(**others, **rows, position_ids=pos, use_cache=True, logits_to_keep=keep)
     pick = torch.tensor([last.index(int(i)) for i in n - 1], device=mask.device)
     tok = out.logits[torch.arange(len(pick), device=mask.device), pick].argmax(-1)
-    left = [(shift_rows(k, pad, 2), shift_rows(v, pad, 2)) for k, v in cache_tensors(out.past_key_values)]
+    left = [(shift_rows(k, pad, 2), shift_rows(v, pad, 2)) for k, v in cache_tensors(hf.out_cache(out))]
     if any(pad):
         blank = (mask == 0)[:, None, :, None]
         left = [(k.masked_fill(blank, 0), v.masked_fill(blank, 0)) for k, v in left]
@@ -393,7 +344,7 @@ def prefill_inputs(model, inputs: dict):
 def step(model, s: Active) -> tuple[Active, torch.Tensor]:
     """One greedy step of every row: the batch (cache grown by one column) and the new tokens."""
     mask = torch.cat([s.mask, s.mask.new_ones(s.mask.shape[0], 1)], dim=1)
-    out = model(input_ids=s.last[:, None], attention_mask=mask, position_ids=s.pos[:, None], past_key_values=s.cache,
-                use_cache=True, logits_to_keep=1)
+    out = model(input_ids=s.last[:, None], attention_mask=mask, position_ids=s.pos[:, None],
+                **hf.cache_kw(model, s.cache), use_cache=True, logits_to_keep=1)
     tok = _argmax_last(out.logits)
-    return Active(s.index, out.past_key_values, mask, s.pos + 1, tok, s.limit), tok
+    return Active(s.index, hf.out_cache(out), mask, s.pos + 1, tok, s.limit), tok

@@ -4,12 +4,12 @@ More: docs/modules.md, ``mmbench_lib/models/flat_prefill.py``.
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
 
 from mmbench_lib.models.family_records import types_with
+from mmbench_lib.scoring import hf_internals as hf
 
 NAME = "mmbench_flat_prefill"
 #: families whose decoder layers pass the forward's keyword arguments on to the attention function
@@ -57,7 +57,7 @@ def flat_reason(model) -> str | None:
     mt = getattr(model.config, "model_type", "")
     if mt not in FLAT_TYPES:
         return f"model type {mt!r} is not among the families tested end to end {sorted(FLAT_TYPES)}"
-    impl = getattr(model.config, "_attn_implementation", None)
+    impl = hf.attn_implementation(model)
     if impl != "sdpa":
         return f"attention implementation {impl!r} (flat prefill follows sdpa)"
     return None
@@ -66,8 +66,6 @@ def flat_reason(model) -> str | None:
 def _attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, flat_plan=None,
                **kwargs):
     """Per segment: the model's SDPA attention over (prefix, own tokens); queries [1, H, T, D]."""
-    from transformers.integrations.sdpa_attention import sdpa_attention_forward
-
     if flat_plan is None:
         raise RuntimeError(f"{type(module).__name__} did not pass the forward's arguments to its attention function; "
                            "this family cannot prefill end to end (BatchPolicy(flat_prefill=False))")
@@ -83,27 +81,14 @@ def _attention(module, query, key, value, attention_mask, dropout: float = 0.0, 
             if k.shape[2] != mask.shape[-1]:
                 raise ValueError(f"segment {j}: prefix_len {seg.prefix_len} but its sources hold "
                                  f"{k.shape[2] - (e - s)} tokens")
-        out, _ = sdpa_attention_forward(module, q, k, v, mask, dropout=dropout, scaling=scaling)
+        out, _ = hf.sdpa_attention(module, q, k, v, mask, dropout=dropout, scaling=scaling)
         outs.append(out)
     return torch.cat(outs, dim=1), None
 
 
-def _register() -> None:
-    from transformers import AttentionInterface
-
-    if NAME not in AttentionInterface._global_mapping:
-        AttentionInterface.register(NAME, _attention)
-
-
-@contextmanager
 def _implementation(model):
-    _register()
-    previous = model.config._attn_implementation
-    model.config._attn_implementation = NAME
-    try:
-        yield
-    finally:
-        model.config._attn_implementation = previous
+    hf.register_attention(NAME, _attention)
+    return hf.attention_implementation(model, NAME)
 
 
 @torch.inference_mode()
