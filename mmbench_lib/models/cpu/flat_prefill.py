@@ -1,6 +1,6 @@
 """Prefill of many prompt segments in one forward without padding (text decoder-only families).
 
-More: docs/modules.md, ``mmbench_lib/models/flat_prefill.py``.
+More: docs/modules.md, ``mmbench_lib/models/cpu/flat_prefill.py``.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Greedy decoding over a kept key/value cache: the fast path of ``BatchedGenerator``.
 
-More: docs/modules.md, ``mmbench_lib/models/kv_decode.py``.
+More: docs/modules.md, ``mmbench_lib/models/cpu/kv_decode.py``.
 """
 from __future__ import annotations
 

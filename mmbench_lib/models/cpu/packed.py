@@ -8,7 +8,7 @@ that packing, not the arithmetic, is most of the cost: a SmolLM2-135M decode ste
 op Inductor's CPU freezing uses) and, while the context is open, routes the model's linear
 layers through ``cblas_sgemm_compute`` on those packs; the same step then takes 100 ms.
 
-More: docs/modules.md, ``mmbench_lib/models/packed.py``.
+More: docs/modules.md, ``mmbench_lib/models/cpu/packed.py``.
 """
 from __future__ import annotations
 
