@@ -114,6 +114,7 @@ def test_a_mistaken_run_is_refused_without_importing_torch(tmp_path):
             "heavy = [m for m in ('torch', 'transformers', 'papermill', 'scipy') if m in sys.modules]; "
             "print('heavy:', heavy); sys.exit(rc)")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MMBENCH_OUTPUTS": str(tmp_path / "outputs"), "HF_HUB_OFFLINE": "1"}
+    env.pop("MMBENCH_PLUGINS", None)  # as a user runs it: the tests' model plugin (tests.tiny_models) imports torch
     for args in (["-p", "model", "causal:nonexistent/model"], ["-p", "subjects", "[Acounting]"]):
         proc = subprocess.run([sys.executable, "-c", code, "run", "notebooks/20_generation.ipynb", *args], cwd=ROOT,
                               env=env, capture_output=True, text=True, timeout=120)

@@ -45,9 +45,10 @@ import dataclasses
 import sys
 
 from mmbench_lib.tasks import mmmu as _mmmu
-from mmbench_lib.tasks.base import GenerationTask, register_task
+from mmbench_lib.tasks.base import GenerationTask, Layout, register_task
 from mmbench_lib.tasks.mmmu import (DIMENSIONS, GROUPS, answer_kind, baseline_answer, baseline_choices,
-                                    generation_prompt, image_placeholders, parser, write_official, write_submission)
+                                    generation_prompt, image_placeholders, parser, probe, write_official,
+                                    write_submission)
 
 
 def load(**kwargs):
@@ -124,6 +125,7 @@ def test_adding_a_benchmark_as_the_guide_says(tmp_path, demo, tiny_llava):
         task = base.get_task("mybench")
         assert type(task).__name__ == "MyTask" and task.problems() == [] and task.module is module
         paths = {**demo, "mybench": demo[base.get_task("mmmu").name]}  # step 2: the demo builder's entry
+        assert task.probe(task.demo_args(paths)["source"], "validation") == "per-config"
         items = tasks.load_items("mybench", task.demo_args(paths))
         assert items and {it.benchmark for it in items} == {"mybench"}
         store = RunStore(tmp_path / "run")
