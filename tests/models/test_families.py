@@ -147,7 +147,7 @@ def test_paligemma_engine_batches_questions_with_one_based_positions(monkeypatch
     real = a.model.forward
     monkeypatch.setattr(a.model, "forward", lambda *args, **kw: calls.append(kw) or real(*args, **kw))
     _assert_same(ref, a.score_choices(reqs), a.model)
-    choice_passes = [kw for kw in calls if kw.get("past_key_values") is not None]
+    choice_passes = [kw for kw in calls if kw.get("past_key_values", kw.get("cache")) is not None]
     # the row pass (all choices of all questions, checked once against...) and the tree pass: one row per question
     assert len(choice_passes) == 2 and choice_passes[0]["input_ids"].shape[0] > len(reqs)
     assert choice_passes[1]["input_ids"].shape[0] == len(reqs) and choice_passes[1]["attention_mask"].dim() == 4

@@ -159,7 +159,7 @@ def test_tree_pass_batches_questions_and_matches_the_reference(tiny_llava):
     _assert_same(ref, scorer.score_many(model, prepared), tiny_llava.model)  # the first group also checks against the row pass
     calls.clear()
     _assert_same(ref, scorer.score_many(model, prepared), tiny_llava.model)
-    cached = [kw for kw in calls if kw.get("past_key_values") is not None]
+    cached = [kw for kw in calls if kw.get("past_key_values", kw.get("cache")) is not None]
     assert cached == _tree_calls(calls) and len(cached) == 1
     assert cached[0]["input_ids"].shape[0] == 3  # one row per question, not one per choice (9 multi-token choices)
 
@@ -221,12 +221,12 @@ def test_other_errors_are_not_swallowed(tiny_text):
 def _packed_calls(calls):
     """Packed forwards: a 4-D mask and no cache (the tree choice pass has a 4-D mask over a cache)."""
     return [kw for kw in calls
-            if getattr(kw.get("attention_mask"), "dim", lambda: 2)() == 4 and kw.get("past_key_values") is None]
+            if getattr(kw.get("attention_mask"), "dim", lambda: 2)() == 4 and kw.get("past_key_values", kw.get("cache")) is None]
 
 
 def _tree_calls(calls):
     return [kw for kw in calls
-            if getattr(kw.get("attention_mask"), "dim", lambda: 2)() == 4 and kw.get("past_key_values") is not None]
+            if getattr(kw.get("attention_mask"), "dim", lambda: 2)() == 4 and kw.get("past_key_values", kw.get("cache")) is not None]
 
 
 @pytest.mark.parametrize("attn", ["sdpa", "eager"])
