@@ -10,7 +10,7 @@ import pandas as pd
 from mmbench_lib.demo import ensure_demo
 from mmbench_lib.pipeline import audit as audit_mod
 from mmbench_lib.pipeline import runs as runs_mod
-from mmbench_lib.pipeline.config import RunConfig
+from mmbench_lib.pipeline.config import RunSpec
 from mmbench_lib.tasks import mmmu_audit
 
 
@@ -18,7 +18,7 @@ def own_run(out: Path, data_dir="data/demo", model: str = "random", progress: bo
     """A generation run of this suite (the Random Choice baseline by default: no model to load) on the MMMU demo
     validation split, in ``out/own_run`` (resumed when there)."""
     folder = Path(out) / "own_run"
-    runs_mod.evaluate(RunConfig("mmmu", folder, source=ensure_demo(data_dir)["mmmu"]["source"], model=model,
+    runs_mod.evaluate(RunSpec.from_params("mmmu", folder, source=ensure_demo(data_dir)["mmmu"]["source"], model=model,
                                 baseline=model, split="validation", parameters={"demo": True, "model": model},
                                 progress=progress))
     return folder

@@ -99,10 +99,6 @@ class Task:
         """The published item count of ``split`` (the default split when none), 0 when the task declares none."""
         return self.split_sizes.get(self.resolve_split(split), 0)
 
-    def run_args(self, config) -> dict:
-        """``load_items`` arguments of a ``RunSpec`` (ranking: its ``task.data``)."""
-        return dict(config.data)
-
     def manifest_args(self, man: dict) -> dict:
         """``load_items`` arguments recorded in a run's manifest (ranking: ``data``); KeyError naming the field."""
         data = man.get("data")
@@ -268,10 +264,6 @@ class GenerationTask(Task):
         if "subjects" in args and self.subjects_arg != "subjects":
             args[self.subjects_arg] = args.pop("subjects")
         return self.load(**args)
-
-    def run_args(self, config) -> dict:
-        return {"source": config.source, "split": config.split or self.default_split, "subjects": config.subjects,
-                "cache_dir": config.cache_dir}
 
     def manifest_args(self, man: dict) -> dict:
         if not man.get("source"):
