@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from mmbench_lib.core import manifest
@@ -168,7 +169,9 @@ def load_shared(spec: str, options: dict):
     key = json.dumps([spec, options], sort_keys=True, default=str)
     if key not in _LOADED:
         _LOADED.clear()
+        started = time.perf_counter()
         _LOADED[key] = load_adapter(spec, **options)
+        print(f"loaded model {spec} in {time.perf_counter() - started:.1f} s", flush=True)
     return _LOADED[key]
 
 
