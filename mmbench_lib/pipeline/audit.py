@@ -68,15 +68,21 @@ def _table(path: Path) -> list[dict]:
     return df.to_dict("records")
 
 
-def detect(path) -> str:
-    """The format of ``path`` (one of :data:`FORMATS`); DataError naming what was expected otherwise."""
+def detect(path, benchmark: str | None = None) -> str:
+    """The format of ``path`` (one of :data:`FORMATS`); DataError naming what was expected otherwise. The task's
+    audit module (``benchmark``) recognises its official output first (``official_format``)."""
     path = Path(path)
-    expected = ("a folder of <Subject>/output.json, an lmms-eval samples_<task>_*.jsonl (doc_id, doc, resps), "
+    rules = audit_rules(benchmark) if benchmark else None
+    official = getattr(rules, "OFFICIAL_FILES", "a folder of <Subject>/output.json")
+    expected = (f"{official}, an lmms-eval samples_<task>_*.jsonl (doc_id, doc, resps), "
                 "a VLMEvalKit .tsv/.xlsx/.json (index, prediction, answer) or a JSONL of {id, response}")
-    if path.is_dir():
-        if any(path.glob("*/output.json")) or any(path.glob("official/*/output.json")):  # a run of this suite too
+    if rules is not None and hasattr(rules, "official_format") and (path.is_dir() or path.is_file()):
+        if rules.official_format(path):
             return "official-folders"
-        raise DataError(str(path), f"no <Subject>/output.json here; expected {expected}")
+    elif path.is_dir() and (any(path.glob("*/output.json")) or any(path.glob("official/*/output.json"))):
+        return "official-folders"  # a run of this suite too
+    if path.is_dir():
+        raise DataError(str(path), f"not an official output here; expected {expected}")
     if not path.is_file():
         raise DataError(str(path), "file or folder not found")
     if path.suffix in (".tsv", ".xlsx") or (path.suffix == ".json" and read_utf8(path).lstrip().startswith("[")):
@@ -94,8 +100,10 @@ def detect(path) -> str:
 def read_items(path, benchmark: str, gold: Sequence[dict] | None = None) -> tuple[list[dict], str]:
     """The items of one file and its format. ``gold``: items with the questions, for a plain JSONL."""
     rules, path = audit_rules(benchmark), Path(path)
-    fmt = detect(path)
-    if fmt == "official-folders":
+    fmt = detect(path, benchmark)
+    if fmt == "official-folders" and hasattr(rules, "read_official"):
+        items = rules.read_official(path)
+    elif fmt == "official-folders":
         path = path / "official" if not any(path.glob("*/output.json")) else path
         items = []
         for sub in sorted(p for p in path.iterdir() if (p / "output.json").is_file()):
@@ -105,10 +113,12 @@ def read_items(path, benchmark: str, gold: Sequence[dict] | None = None) -> tupl
         items = [_row(path, n, row, rules.from_lmms_eval, ("doc", "resps")) for n, row in enumerate(_jsonl(path), 1)]
     elif fmt == "vlmevalkit":
         rows = _table(path)
-        if not rows or not {"index", "prediction", "answer", "id"} <= set(rows[0]):
-            raise DataError(str(path), f"a VLMEvalKit prediction file needs columns index, prediction, answer and id "
-                                       f"(the item id); found {sorted(rows[0]) if rows else 'no rows'}")
-        items = [_row(path, n, row, rules.from_vlmevalkit, ("id",)) for n, row in enumerate(rows, 1)]
+        needed = getattr(rules, "VLMEVALKIT_COLUMNS", ("index", "prediction", "answer", "id"))
+        if not rows or not set(needed) <= set(rows[0]):
+            raise DataError(str(path), f"a VLMEvalKit prediction file needs columns {', '.join(needed[:-1])} and {needed[-1]} "
+                                       f"(the item id); "
+                                       f"found {sorted(rows[0]) if rows else 'no rows'}")
+        items = [_row(path, n, row, rules.from_vlmevalkit, needed[-1:]) for n, row in enumerate(rows, 1)]
     else:
         if gold is None:
             raise DataError(str(path), "a JSONL of {id, response} needs the questions: pass --gold (a file of another format)")
@@ -240,6 +250,13 @@ def _unpaired(k1, n1, k2, n2) -> tuple[float, float]:
     return d - ((p2 - l2) ** 2 + (u1 - p1) ** 2) ** 0.5, d + ((u2 - p2) ** 2 + (p1 - l1) ** 2) ** 0.5
 
 
+def _reference(df: pd.DataFrame) -> tuple[str, str]:
+    """The reference rule set (the first column: the task's official rule, ``RULES``' first key) and the trace-
+    removed one (the second, when its name says so)."""
+    cols = _rule_columns(df)
+    return cols[0], (cols[1] if len(cols) > 1 and "trace removed" in cols[1] else "")
+
+
 def waterfall(df: pd.DataFrame, reported: float, stats: dict, own: str | None = None,
               split: str | None = None, expected: int | None = None) -> pd.DataFrame:
     """From the file's own score (``own`` rule set; %) through the official rule and each factor the data shows
@@ -247,7 +264,8 @@ def waterfall(df: pd.DataFrame, reported: float, stats: dict, own: str | None = 
     last score, with the interval that score's Wilson interval gives. Steps chain: each starts where the last
     ended. Factors: thinking trace removed (paired), truncated responses left out, items of other splits left out
     (``split``: the ids' prefix), missing items (``expected`` items, those absent counted wrong -> left out)."""
-    own = own or "official"
+    ref, traced = _reference(df)
+    own = own or ref
     ids = df["id"].astype(str)
     keep = pd.Series(True, index=df.index)
     n, k = len(df), int(df[own].sum())
@@ -263,13 +281,14 @@ def waterfall(df: pd.DataFrame, reported: float, stats: dict, own: str | None = 
         lo, hi = proportion_interval(k, n)
         steps.append(_step("file's own score", None, 100 * k / n, 100 * lo, 100 * hi, f"rule set {own!r}"))
     last = own
-    if own != "official":
-        steps.append(_paired_step(df, own, "official", f"{own} rule -> official parser", "same responses"))
-        last = "official"
-    if stats.get("with_trace"):
-        steps.append(_paired_step(df, "official", "official, trace removed", "thinking trace removed",
+    if own != ref:
+        steps.append(_paired_step(df, own, ref, f"{own} rule -> " + ("official parser" if ref == "official" else f"{ref} rule"),
+                                  "same responses"))
+        last = ref
+    if stats.get("with_trace") and traced in df:
+        steps.append(_paired_step(df, ref, traced, "thinking trace removed",
                                   f"{stats['with_trace']} responses carry a trace"))
-        last = "official, trace removed"
+        last = traced
     if stats.get("truncated"):
         step, keep = _subset_step(df, last, keep, ~df["id"].isin(stats["truncated_ids"]),
                                   "truncated responses left out", f"{stats['truncated']} truncated (no answer within "
@@ -298,7 +317,7 @@ def audit(paths: Sequence, benchmark: str, reported: float | None = None, split:
         items, fmt = read_items(p, benchmark, gold_items)
         df = score(items, benchmark, judge)
         stats = response_stats(items, [g["id"] for g in gold_items] if gold_items else None, max_new_tokens)
-        own = {"lmms-eval": "lmms-eval", "vlmevalkit": "vlmevalkit"}.get(fmt, "official")
+        own = {"lmms-eval": "lmms-eval", "vlmevalkit": "vlmevalkit"}.get(fmt, _reference(df)[0])
         own = "file's own" if "file's own" in df else own
         entry = {"path": str(p), "format": fmt, "scores": df, "table": rule_table(df), "pairs": paired_tests(df),
                  "disagreements": disagreements(df), "stats": stats}
@@ -307,7 +326,8 @@ def audit(paths: Sequence, benchmark: str, reported: float | None = None, split:
         files.append(entry)
     across = []
     for a, b in combinations(files, 2):
-        r = compare_runs(_rows(a["scores"], "official"), _rows(b["scores"], "official"))
+        ref = _reference(a["scores"])[0]
+        r = compare_runs(_rows(a["scores"], ref), _rows(b["scores"], ref))
         across.append({"a": a["path"], "b": b["path"], **r})
     return {"benchmark": benchmark, "files": files, "across": pd.DataFrame(across)}
 
