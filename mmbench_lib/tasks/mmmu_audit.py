@@ -13,6 +13,11 @@ from typing import Callable, Sequence
 from mmbench_lib.tasks import mmmu_parser as mparse
 from mmbench_lib.tasks.thinking import strip_trace
 
+BENCHMARK = "mmmu"
+#: the audit demo (``mmbench_lib/demo/audit.py``): the own run's data filters and settings, the peer files' names
+DEMO_FILTERS = {"split": "validation"}
+DEMO_RUN: dict = {}
+DEMO_FILES = {"lmms-eval": "samples_mmmu_val_demo.jsonl", "vlmevalkit": "demo_MMMU_DEV_VAL.tsv"}
 #: lmms-eval's MMMU metric field (``mmmu_process_results``)
 LMMS_EVAL_METRIC = "mmmu_acc"
 LETTERS = string.ascii_uppercase
@@ -142,6 +147,15 @@ def vlmevalkit_row(index: int, it: dict) -> dict:
     answer = it["answer"] if isinstance(it["answer"], str) else str(it["answer"])
     return {"index": index, "id": it["id"], **{L: it["index2ans"][L] for L in it["all_choices"]},
             "answer": answer, "prediction": it["response"], "category": it["subject"]}
+
+
+def lmms_eval_rows(items: Sequence[dict]) -> list[dict]:
+    """The items as an lmms-eval sample log, ``parsed_pred`` by their rule (:func:`lmms_eval_preds`)."""
+    return [lmms_eval_row(i, it, pred) for i, (it, pred) in enumerate(zip(items, lmms_eval_preds(items)))]
+
+
+def vlmevalkit_rows(items: Sequence[dict]) -> list[dict]:
+    return [vlmevalkit_row(i, it) for i, it in enumerate(items)]
 
 
 def misleading_trace(it: dict) -> str:
