@@ -22,7 +22,7 @@ from mmbench_lib.pipeline.config import identity_hash, run_params
 
 #: the fields of a shard's fingerprint, in the order a difference is reported
 FINGERPRINT = ("benchmark", "model", "recipe", "reduction", "generation", "selection", "options", "video_input",
-               "data_sha256", "num_shards", "identity")
+               "data_sha256", "data_revision", "num_shards", "identity")
 #: the model description's fields that decide its answers (not its placement: shards run on different GPUs)
 MODEL_KEYS = ("adapter", "name", "scorer", "dtype", "seed", "revision", "append_eos")
 
@@ -58,7 +58,7 @@ def shard_manifests(run_dir) -> list[Path]:
 def fingerprint(manifest: dict) -> dict:
     """What makes a shard part of one run, from its manifest: benchmark, model, recipe and reduction,
     generation settings, the item selection (``limit``, dimensions, subjects, split, level, part;
-    ``mmbench_lib.pipeline.selection``), option order, video path, the data files' hashes and the shard
+    ``mmbench_lib.pipeline.selection``), option order, video path, the data files' hashes (and a generation run's ``data_revision``) and the shard
     count, and the run's ``identity`` (``RunSpec.identity``, hashed; runs since the spec). Shards merge only when
     these are equal."""
     recipe = manifest.get("recipe") or {}
@@ -72,6 +72,7 @@ def fingerprint(manifest: dict) -> dict:
         "options": manifest.get("options"),
         "video_input": (manifest.get("video_input") or {}).get("used"),
         "data_sha256": manifest.get("data_sha256"),
+        "data_revision": manifest.get("data_revision"),  # generation: the data's hash or hub commit (equal: one copy)
         "num_shards": (manifest.get("shard") or {}).get("count", manifest.get("num_shards")),
         "identity": identity_hash(manifest["identity"]) if isinstance(manifest.get("identity"), dict) else None,
     }
