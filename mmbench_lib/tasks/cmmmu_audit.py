@@ -134,7 +134,8 @@ def _options(row: dict) -> dict[str, str]:
 
 def from_lmms_eval(row: dict) -> dict:
     """One lmms-eval sample-log row (task ``cmmmu_val``) as an item: the raw response (``resps``), the question
-    from ``doc`` (the ``lmms-lab/CMMMU`` row), ``own_correct`` from the row's ``cmmmu_acc.parsed_pred``."""
+    from ``doc`` (the ``lmms-lab/CMMMU`` row), ``own_correct`` from the row's ``cmmmu_acc.parsed_pred``
+    (``lmms_eval/tasks/cmmmu/utils.py`` ``cmmmu_process_results``, lmms-eval 2747f96)."""
     doc = row["doc"]
     raw = _first_text(row.get("resps"))
     response = raw if raw is not None else _first_text(row.get("filtered_resps"))
@@ -227,8 +228,11 @@ def lmms_eval_preds(items: Sequence[dict], seed=0) -> list:
 
 
 def lmms_eval_rule(items: Sequence[dict], seed=0) -> list[bool]:
-    """lmms-eval: the multiple-choice draws at ``process_results`` in log order, then ``eval_cmmmu`` per
-    subject (``subdomain``, first-seen order), whose true/false ties draw from the same stream."""
+    """lmms-eval (``lmms_eval/tasks/cmmmu/utils.py`` 2747f96: ``cmmmu_process_results``, then
+    ``cmmmu_aggregate_results`` / ``eval_cmmmu``): the multiple-choice draws at ``process_results`` in log order,
+    then ``eval_cmmmu`` per subject (``subdomain``, first-seen order), whose true/false ties draw from the same
+    stream. Their stream is Python's global ``random`` (seeded 0 by lmms-eval's CLI): ``random.Random(seed)``
+    stands for it, an approximation. Parsing and judging are the official code's, but for the empty guard."""
     rng = random.Random(seed)
     preds = [_lmms_eval_parse(it, rng) for it in items]
     groups: "OrderedDict[object, list[int]]" = OrderedDict()
@@ -264,6 +268,9 @@ def _vlmevalkit_matches(items: Sequence[dict], seed=0) -> list[int]:
 
 
 def vlmevalkit_rule(items: Sequence[dict], seed=0) -> list[bool]:
+    """VLMEvalKit ``CMMMU.evaluate`` (``vlmeval/dataset/cmmmu.py``, VLMEvalKit 23757c4): a rule, no judge; the
+    official parsing copied, without the empty guard (an empty prediction is ``str(NaN)``, "nan"), one global
+    ``random`` stream in file order (unseeded there: ``random.Random(seed)`` here)."""
     return [m > 0 for m in _vlmevalkit_matches(items, seed)]
 
 
