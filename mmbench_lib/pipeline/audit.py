@@ -32,7 +32,7 @@ FORMATS = ("official-folders", "lmms-eval", "vlmevalkit", "plain-jsonl")
 #: tokenizer is not known from a file
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
-_ANSWER_IS = re.compile(r"(?i)answer\s+is[:\s]*\(?([A-Za-z0-9.\-]+)")
+_ANSWER_IS = re.compile(r"(?i)(?:answer\s+is|答案[是为])[:：\s]*[(（]?([A-Za-z0-9.\-]+)")  # CMMMU: 答案是 / 答案为
 
 
 def _jsonl(path: Path) -> list[dict]:

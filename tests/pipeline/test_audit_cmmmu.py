@@ -250,3 +250,9 @@ def test_real_yi_vl_outputs_in_every_format(tmp_path):
     both = A.audit([lmms, tsv], "cmmmu")
     for n in (0, 1):
         assert _scores(both, n).loc[s.index, "official"].tolist() == s["official"].tolist()
+
+
+def test_answers_written_as_da_an_shi_are_counted_like_answer_is():
+    from mmbench_lib.pipeline.audit import response_stats
+    items = [{"id": str(i), "response": r} for i, r in enumerate(["答案是B。", "正确答案为：（C）", "The answer is D", "B"])]
+    assert response_stats(items)["answer_is"] == 3
