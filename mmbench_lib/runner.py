@@ -251,8 +251,10 @@ def effective_params(params: dict, known: dict) -> dict:
 def notebook_protocol(known: dict) -> str | None:
     """``ranking`` or ``generation``: the protocol of the notebook's default benchmark(s), if any; ``None``
     for a notebook that takes both (a SEED ``annotation_file`` and an MMMU / CMMMU ``source``: the reports
-    51 and 52 run on any benchmark)."""
+    51 and 52 run on any benchmark; the audit's ``responses``: notebook 53)."""
     if "annotation_file" in known and "source" in known:
+        return None
+    if "responses" in known:  # the reproduction audit (53) reads other harnesses' files of either protocol
         return None
     default = _default_value(known.get("benchmark") or known.get("benchmarks") or {})
     first = default[0] if isinstance(default, list) and default else default

@@ -17,6 +17,7 @@ from mmbench_lib.pipeline import runs as runs_mod
 from mmbench_lib.pipeline.config import RunSpec
 from mmbench_lib.pipeline.params import demo_args
 from mmbench_lib.tasks.audits import audit_rules
+from mmbench_lib.tasks.protocols import protocol_for
 
 
 def own_run(out: Path, data_dir="data/demo", model: str = "random", progress: bool = False,
@@ -25,7 +26,10 @@ def own_run(out: Path, data_dir="data/demo", model: str = "random", progress: bo
     (its audit module's ``DEMO_FILTERS`` and ``DEMO_RUN``), in ``out/own_run`` (resumed when there)."""
     rules, folder = audit_rules(benchmark), Path(out) / "own_run"
     data = demo_args(rules.BENCHMARK, ensure_demo(data_dir), **rules.DEMO_FILTERS)
-    runs_mod.evaluate(RunSpec.from_params(rules.BENCHMARK, folder, **data, model=model, baseline=model,
+    # generation tasks take the loader's keywords flat and the baseline by name; ranking tasks a data dict and the
+    # baseline as the model
+    how = {**data, "baseline": model} if protocol_for(rules.BENCHMARK).generates else {"data": data}
+    runs_mod.evaluate(RunSpec.from_params(rules.BENCHMARK, folder, **how, model=model,
                                           **rules.DEMO_RUN, parameters={"demo": True, "model": model},
                                           progress=progress))
     return folder

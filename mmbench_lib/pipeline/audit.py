@@ -173,7 +173,10 @@ def score(items: Sequence[dict], benchmark: str, judge: Callable[[dict], bool] |
     df = pd.DataFrame({"id": [it["id"] for it in items], "question_type": [it["question_type"] for it in items],
                        "response": [it["response"] for it in items]})
     for name, (fn, _label) in rules.items():
-        df[name] = fn(items)
+        col = fn(items)
+        if col and all(v is None for v in col):  # a rule that does not apply to this file (e.g. a ranking result)
+            continue
+        df[name] = col
     if any("own_correct" in it for it in items):
         df["file's own"] = [bool(it.get("own_correct")) for it in items]
     if judge is not None:
@@ -353,7 +356,7 @@ def report_text(result: dict) -> str:
             lines += ["", "waterfall (points; interval 95%):", _fmt(f["waterfall"])]
         lines.append("")
     if len(result["across"]):
-        lines += ["official parser across files:", _fmt(result["across"][["a", "b", "n", "difference", "low", "high",
+        lines += [f"{_rule_columns(result['files'][0]['scores'])[0]} (the reference rule set) across files:", _fmt(result["across"][["a", "b", "n", "difference", "low", "high",
                                                                         "mcnemar_exact_p"]])]
     return "\n".join(lines)
 

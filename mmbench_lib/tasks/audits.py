@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
 
-from mmbench_lib.tasks import cmmmu_audit, mmmu, mmmu_audit
+from mmbench_lib.tasks import cmmmu_audit, mmmu, mmmu_audit, seed_audit
 from mmbench_lib.tasks.base import get_task
 
-#: benchmark -> module with ``RULES``, ``from_lmms_eval``, ``from_vlmevalkit``, ``with_gold``
-AUDITS: dict[str, ModuleType] = {mmmu.BENCHMARK: mmmu_audit, cmmmu_audit.BENCHMARK: cmmmu_audit}
+#: benchmark -> module (or object: one module may serve several benchmarks) with ``RULES``, ``from_lmms_eval``,
+#: ``from_vlmevalkit``, ``with_gold``
+AUDITS: dict[str, ModuleType | Any] = {mmmu.BENCHMARK: mmmu_audit, cmmmu_audit.BENCHMARK: cmmmu_audit, **seed_audit.AUDITS}
 
 
-def audit_rules(benchmark: str) -> ModuleType:
+def audit_rules(benchmark: str) -> ModuleType | Any:
     """The audit module of ``benchmark`` (a name or alias); ValueError naming the ones supported."""
     name = get_task(benchmark).name
     if name not in AUDITS:
