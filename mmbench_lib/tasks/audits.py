@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from mmbench_lib.tasks import mmmu, mmmu_audit
+from mmbench_lib.tasks import mmmu, mmmu_audit, mmmu_pro_audit
 from mmbench_lib.tasks.base import get_task
 
 #: benchmark -> module with ``RULES``, ``from_lmms_eval``, ``from_vlmevalkit``, ``with_gold``
-AUDITS: dict[str, ModuleType] = {mmmu.BENCHMARK: mmmu_audit}
+AUDITS: dict[str, ModuleType] = {mmmu.BENCHMARK: mmmu_audit, mmmu_pro_audit.BENCHMARK: mmmu_pro_audit}
 
 
 def audit_rules(benchmark: str) -> ModuleType:
