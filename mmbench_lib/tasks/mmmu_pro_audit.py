@@ -124,10 +124,13 @@ def from_lmms_eval(row: dict) -> dict:
 
 
 def from_vlmevalkit(row: dict) -> dict:
-    """One VLMEvalKit prediction row: options from the letter columns, ``id`` (else ``index``) as the item id;
+    """One VLMEvalKit prediction row: options from the letter columns (``build_choices``; else an ``options``
+    list string), ``id`` (else ``index``) as the item id;
     ``question`` "placeholder" is ``MMMU_Pro_V`` (``MMMUProDataset.__init__``); ``hit`` (a result file) is
     ``own_correct``."""
     options = [str(row[L]) for L in LETTERS if _present(row.get(L))]
+    if not options and _present(row.get("options")):  # not VLMEvalKit's layout (letter columns): a list string
+        options = row["options"]
     item_id = row["id"] if _present(row.get("id")) else row["index"]
     prediction = row.get("prediction") if _present(row.get("prediction")) else ""
     rec = {"id": item_id, "options": options, "answer": str(row.get("answer")), "question": row.get("question")}

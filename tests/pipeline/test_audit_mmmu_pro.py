@@ -170,6 +170,10 @@ def test_cli_and_cot_names(tmp_path, capsys):
     assert {(it["setting"], it["method"]) for it in items} == {("vision", "cot")}  # from the dataset name
     lm, _ = A.read_items(files["lmms-eval"], "mmmu-pro")
     assert {(it["setting"], it["method"]) for it in lm} == {("vision", "direct")}  # the prompt in arguments says direct
+    alt = tmp_path / "Model_MMMU_Pro_V_COT.json"  # options as one list-string column instead of letter columns
+    alt.write_text(json.dumps([{k: v for k, v in r.items() if k not in P.LETTERS} | {"options": str(OPTS)}
+                               for r in P.vlmevalkit_rows(items)]))
+    assert [it["index2ans"] for it in A.read_items(alt, "mmmu-pro")[0]] == [it["index2ans"] for it in items]
     assert main(["audit", str(files["official"]), "--benchmark", "mmmu-pro", "--reported", "50"]) == 0
     assert "vlmevalkit cot, before PR#1591" in capsys.readouterr().out
 
