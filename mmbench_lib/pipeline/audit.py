@@ -128,6 +128,8 @@ def read_items(path, benchmark: str, gold: Sequence[dict] | None = None) -> tupl
             if str(row["id"]) not in by_id:
                 raise DataError(str(path), f"line {n}: id not among the gold items", str(row["id"]), "id")
             items.append(rules.with_gold({**row, "id": str(row["id"])}, by_id[str(row["id"])]))
+    if hasattr(rules, "annotate"):  # what the file's name tells (e.g. a setting or prompt method), optional
+        items = rules.annotate(path, fmt, items)
     return items, fmt
 
 

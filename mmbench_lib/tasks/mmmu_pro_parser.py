@@ -76,7 +76,7 @@ _STRIP_CHARS = (",", ".", "!", "?", ";", ":", "'")
 
 
 def parse_answer(response, all_choices: Sequence[str], index2ans: Mapping[str, str],
-                 rng: random.Random | None) -> ParsedAnswer:
+                 rng: random.Random | None, answer_rule: bool = True) -> ParsedAnswer:
     """``evaluate.py: parse_multi_choice_response``, rule for rule; modes name the deciding rule.
 
     0. a dict response (an API error saved by the runner) is ``""`` (``mmmu_process_results``);
@@ -90,6 +90,8 @@ def parse_answer(response, all_choices: Sequence[str], index2ans: Mapping[str, s
     6. ``content``: option text, case-insensitive substring, only if the padded response has more than
        5 whitespace tokens;
     7. none -> ``rng.choice(all_choices)`` (mode ``random``, ``fallback=True``); ``rng=None`` -> None.
+    ``answer_rule=False`` skips step 1 (NOT official: lmms-eval's ``parse_mmmu_multi_choice_response``, which
+    its ``mmmu_pro`` tasks use, is steps 2-7).
     Several candidates: brackets -> latest ``"(L)"``; letters (either pass) -> latest ``" L "``
     (QUIRK: candidates from passes 4-5 may have no ``" L "`` at all: all -1 and the first candidate
     wins); content -> latest option text. Ties go to the first candidate (``np.argmax``).
@@ -100,7 +102,7 @@ def parse_answer(response, all_choices: Sequence[str], index2ans: Mapping[str, s
         # the official code would crash on ``rfind`` here (``None``, numbers); we treat it as empty
         response = ""
     choices = list(all_choices)
-    pos = response.rfind("Answer:")
+    pos = response.rfind("Answer:") if answer_rule else -1
     if pos != -1:
         tail = response[pos + len("Answer:"):].strip()
         matching = [c for c in choices if c in tail]  # QUIRK: plain substring ("Answer: B or C" -> none)
