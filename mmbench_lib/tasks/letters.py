@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["Extracted", "EXTRACTORS", "extract", "extract_all", "lmms_eval_letter", "vlmevalkit_letter"]
+__all__ = ["Extracted", "EXTRACTORS", "extract", "extract_all", "lmms_eval_letter", "vlmevalkit_letter",
+           "vlmevalkit_infer"]
 
 #: VLMEvalKit's refusal phrases (``can_infer_option``): any of them answers "Z"
 REFUSALS = (
@@ -40,22 +41,38 @@ def lmms_eval_letter(response: str, letters: Sequence[str] = (), choices: Sequen
     return Extracted(text[0], "first-char") if text else Extracted(None, "empty")
 
 
+_VERBOSE = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
+
+
+def vlmevalkit_infer(answer: str, choices: dict) -> Extracted:
+    """VLMEvalKit ``can_infer`` (``vlmeval/utils/matching_util.py`` at e8e78f0: ``can_infer_option`` with its
+    letter-position check and "answer is X" pattern, then ``can_infer_text``) over ``choices`` (letter -> text).
+    Modes: ``option`` (one letter token among the last five), ``answer-is``, ``text`` (exactly one option text),
+    ``refusal`` (VLMEvalKit's "Z": a refusal phrase or a lone "Z"; no letter) or ``none``."""
+    answer = str(answer or "")
+    if "Failed to obtain answer via API" not in answer:  # that answer skips the option pass, not the text pass
+        if any(r in answer for r in REFUSALS):
+            return Extracted(None, "refusal")
+        tokens = [t.strip() for t in _SPACED.sub(" ", answer).split()]
+        found = [L for L in choices if L in tokens]
+        if len(found) == 1:
+            if tokens.index(found[0]) > len(tokens) - 5:
+                return Extracted(found[0], "option")
+        elif not found and "Z" in tokens:
+            return Extracted(None, "refusal")
+        m = _VERBOSE.search(answer)
+        if m and m.group(1).upper() in choices:
+            return Extracted(m.group(1).upper(), "answer-is")
+    low = answer.lower()
+    if len(low) > 2 * sum(len(str(v)) for v in choices.values()):
+        return Extracted(None, "none")
+    hits = [L for L, c in choices.items() if str(c).lower() in low]
+    return Extracted(hits[0], "text") if len(hits) == 1 else Extracted(None, "none")
+
+
 def vlmevalkit_letter(response: str, letters: Sequence[str], choices: Sequence[str]) -> Extracted:
-    """VLMEvalKit exact matching (module doc): modes ``option``, ``text``, ``refusal`` or ``none``."""
-    text = response or ""
-    if any(r in text for r in REFUSALS):
-        return Extracted(None, "refusal")
-    tokens = _SPACED.sub(" ", text).split()
-    found = [L for L in letters if L in tokens]
-    if len(found) == 1:
-        return Extracted(found[0], "option")
-    if not found and "Z" in tokens:
-        return Extracted(None, "refusal")
-    low = text.lower()
-    hits = [L for L, c in zip(letters, choices) if str(c).lower() in low]
-    if len(hits) == 1:
-        return Extracted(hits[0], "text")
-    return Extracted(None, "none")
+    """VLMEvalKit exact matching (:func:`vlmevalkit_infer`) over the lettered options."""
+    return vlmevalkit_infer(response, dict(zip(letters, choices)))
 
 
 #: extractor name -> function(response, letters, choices)

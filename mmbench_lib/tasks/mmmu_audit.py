@@ -11,6 +11,7 @@ import string
 from typing import Callable, Sequence
 
 from mmbench_lib.tasks import mmmu_parser as mparse
+from mmbench_lib.tasks.letters import vlmevalkit_infer
 from mmbench_lib.tasks.thinking import strip_trace
 
 BENCHMARK = "mmmu"
@@ -167,35 +168,11 @@ def misleading_trace(it: dict) -> str:
     return f"<think>{lead} Let me check that again.</think>{it['response']}"
 
 
-_VERBOSE = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
-_REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
-             "I'm sorry, but without the image provided", "Cannot determine the answer")
-
-
 def vlmevalkit_can_infer(answer: str, choices: dict) -> str | None:
-    """VLMEvalKit ``can_infer`` (``can_infer_option`` then ``can_infer_text``), the revision of the module doc:
-    the letter, "Z" (refusal), or None (nothing inferred)."""
-    answer = str(answer)
-    if "Failed to obtain answer via API" in answer:
-        return None
-    if any(r in answer for r in _REFUSALS):
-        return "Z"
-    splits = [x.strip() for x in re.sub(r"[.()\[\],:;!*#{}]", " ", answer).split()]
-    found = [c for c in choices if c in splits]
-    if len(found) == 1:
-        for ch in choices:
-            if ch in splits and splits.index(ch) > len(splits) - 5:
-                return ch
-    elif not found and sum(z in splits for z in ("Z", "")) == 1:
-        return "Z"
-    m = _VERBOSE.search(answer)
-    if m and m.group(1).upper() in choices:
-        return m.group(1).upper()
-    low = answer.lower()
-    if len(low) > 2 * sum(len(str(v)) for v in choices.values()):
-        return None
-    cands = [k for k, v in choices.items() if str(v).lower() in low]
-    return cands[0] if len(cands) == 1 else None
+    """VLMEvalKit ``can_infer`` (:func:`mmbench_lib.tasks.letters.vlmevalkit_infer`, e8e78f0): the letter, "Z"
+    (refusal), or None (nothing inferred)."""
+    got = vlmevalkit_infer(answer, choices)
+    return "Z" if got.mode == "refusal" else got.letter
 
 
 def vlmevalkit_rule(items: Sequence[dict], seed=None) -> list[bool]:

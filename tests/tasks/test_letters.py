@@ -40,6 +40,10 @@ def test_lmms_eval_first_character(response, letter, mode):
     ("Cannot determine the answer", None, "refusal"),
     ("Z", None, "refusal"),
     ("", None, "none"),
+    # VLMEvalKit e8e78f0: the one letter must be among the last five tokens; "answer is X" is read after the option pass
+    ("B is what the picture shows, as the dog is brown and big", None, "none"),  # B is 1st of 12 tokens; no text hit
+    ("A. a cat\n\nThe answer is D. no animal", "D", "answer-is"),  # two letters: the option pass reads nothing
+    ("The correct answer is **C**, two birds sit there, not a dog", "C", "answer-is"),  # C is 5th of 13 tokens
 ])
 def test_vlmevalkit_exact_matching(response, letter, mode):
     got = vlmevalkit_letter(response, LETTERS, CHOICES)
