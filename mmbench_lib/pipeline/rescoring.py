@@ -281,8 +281,9 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
 
     ``responses``/``answers``/``questions``: a JSONL file or a folder of per-category JSONL files.
     ``questions`` supplies option texts (needed by the MC content pass) and categories when the
-    answer rows lack them. Without option texts the content pass finds nothing (such items are
-    counted in ``counts.mc_without_options``). ``use_random=False``: no RNG (fallbacks and ties
+    answer rows lack them. Without option texts the items are scored as ``eval_script.py`` scores that gold file
+    (empty option texts: a response reaching the content pass ties all four letters, wrong, no random draw; counted
+    in ``counts.mc_without_options``). ``use_random=False``: no RNG (fallbacks and ties
     scored wrong; not official). ``fixed_tf``: the T/F negation bug fixed (not official).
     ``seed``: the fallback RNG's seed (official 42) or a ``random.Random`` to draw from.
     """
@@ -364,8 +365,8 @@ def score_cmmmu_outputs(responses, answers, questions=None, use_random: bool = T
     if no_category:
         warn.append(f"{len(no_category)} ids have no category (scored last, after the six categories): {no_category[:10]}")
     if counts["mc_without_options"]:
-        warn.append(f"{counts['mc_without_options']} multiple-choice items without option texts: pass --questions "
-                    "for the official content pass")
+        warn.append(f"{counts['mc_without_options']} multiple-choice items without option texts: scored as eval_script.py "
+                    "scores this gold file (empty option texts tie in the content pass); pass --questions for the option texts")
     if duplicates:
         warn.append(f"{len(duplicates)} duplicate response ids (last one kept): {duplicates[:10]}")
     _warn(warn)

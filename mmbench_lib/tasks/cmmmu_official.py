@@ -13,8 +13,9 @@ from pathlib import Path
 from mmbench_lib.core.items import DataError, read_utf8
 from mmbench_lib.tasks import cmmmu_parser as cparse
 
-#: an option text that never occurs in a response: the official content pass finds nothing (options unknown)
-NO_OPTION = "\x00option text unknown\x00"
+#: the text of an option a gold row does not carry: ``eval_script.py`` reads ``data_value.get('option1', '')``, so
+#: it is empty, and the content pass finds it everywhere (all four letters tie: "ABCD", wrong, no random draw)
+NO_OPTION = ""
 
 
 def scalar_id(value) -> bool:
