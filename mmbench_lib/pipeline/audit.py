@@ -12,6 +12,7 @@ waterfall (:func:`waterfall`). A judge is a hook (``judge(item) -> bool``), off 
 """
 from __future__ import annotations
 
+import inspect
 import io
 import json
 import re
@@ -101,8 +102,9 @@ def read_items(path, benchmark: str, gold: Sequence[dict] | None = None) -> tupl
     """The items of one file and its format. ``gold``: items with the questions, for a plain JSONL."""
     rules, path = audit_rules(benchmark), Path(path)
     fmt = detect(path, benchmark)
-    if fmt == "official-folders" and hasattr(rules, "read_official"):
-        items = rules.read_official(path)
+    if fmt == "official-folders" and hasattr(rules, "read_official"):  # a reader may take the gold items (optional)
+        takes_gold = "gold" in inspect.signature(rules.read_official).parameters
+        items = rules.read_official(path, gold=gold) if takes_gold else rules.read_official(path)
     elif fmt == "official-folders":
         path = path / "official" if not any(path.glob("*/output.json")) else path
         items = []

@@ -21,6 +21,7 @@ from mmbench_lib.tasks import seed1, seed2, seed2plus
 from mmbench_lib.tasks.base import get_task
 from mmbench_lib.tasks.letters import lmms_eval_letter
 from mmbench_lib.tasks.mmmu_audit import vlmevalkit_can_infer
+from mmbench_lib.tasks.seed_results import dimension_of_id, read_questions, read_results
 from mmbench_lib.tasks.thinking import strip_trace
 
 LETTERS = ("A", "B", "C", "D")
@@ -84,7 +85,8 @@ def _ranking(items) -> list[bool | None]:
 class SeedAudit:
     """One SEED benchmark's audit module (the interface ``pipeline/audit.py`` and ``demo/audit.py`` call)."""
 
-    OFFICIAL_FILES = "a run folder of this suite (predictions.jsonl, manifest.json)"
+    OFFICIAL_FILES = ("a run folder of this suite (predictions.jsonl, manifest.json), SEED's results.json (lines of "
+                      "{question_id, prediction[, gt_answer]}), its questions JSON (as --gold)")
     DEMO_FILTERS: dict = {}
     DEMO_RUN: dict = {}
 
@@ -154,8 +156,11 @@ class SeedAudit:
 
     # -------------------------------------------------------------------------- this suite's own runs
     def official_format(self, path) -> bool:
-        """A run folder of this suite for this benchmark; a run of another benchmark is a DataError naming it."""
+        """SEED's ``results.json`` / a leaderboard result file, SEED's questions JSON, or a run folder of this suite
+        for this benchmark (a run of another benchmark is a DataError naming it)."""
         path = Path(path)
+        if path.is_file() and path.suffix in (".json", ".jsonl"):
+            return self._official_file_kind(path) is not None
         if not (path.is_dir() and (path / "predictions.jsonl").is_file()):
             return False
         held = self._manifest(path).get("benchmark")
@@ -164,17 +169,47 @@ class SeedAudit:
         return True
 
     @staticmethod
+    def _official_file_kind(path: Path) -> str | None:
+        """"results" (the first object has ``question_id`` and ``prediction``, no VLMEvalKit ``index`` nor lmms-eval
+        ``doc``), "questions" (an object with a list ``questions``), else None."""
+        text = read_utf8(path).lstrip().lstrip("[").lstrip()
+        first = text.split("\n", 1)[0].strip().rstrip(",").strip()
+        try:
+            row = json.loads(first)
+        except ValueError:
+            row = None
+        if isinstance(row, dict) and {"question_id", "prediction"} <= set(row) and not {"index", "doc"} & set(row):
+            return "results"
+        if text.startswith("{") and '"questions"' in text[:1 << 16] + text[-(1 << 16):]:
+            try:
+                data = json.loads(text)
+            except ValueError:
+                return None
+            return "questions" if isinstance(data, dict) and isinstance(data.get("questions"), list) else None
+        return None
+
+    @staticmethod
     def _manifest(path: Path) -> dict:
         try:
             return json.loads(read_utf8(path / "manifest.json"))
         except (OSError, ValueError):
             return {}
 
-    def read_official(self, path) -> list[dict]:
-        """A run folder's ``predictions.jsonl``: a ranking row's letter is its response and ``ranked``; a
-        generated-letter row keeps its raw ``response`` and its stored verdict (``own_correct``). Rows ``n/a``
-        are left out. Choices come from the run's questions (the manifest's data) when they still load."""
+    def read_official(self, path, gold: Sequence[dict] | None = None) -> list[dict]:
+        """SEED's ``results.json`` (:meth:`read_results_file`), its questions JSON (the questions with empty
+        responses: a ``--gold``), or a run folder's ``predictions.jsonl``: a ranking row's letter is its response
+        and ``ranked``; a generated-letter row keeps its raw ``response`` and its stored verdict (``own_correct``).
+        Rows ``n/a`` are left out. Choices come from the run's questions (the manifest's data) when they load."""
         path = Path(path)
+        if path.is_file():
+            if self._official_file_kind(path) == "questions":
+                return self.read_questions_file(path)
+            items, report = self.read_results_file(path, gold)
+            counted = {k: v for k, v in {**report["normalisations"], "left_out": report["left_out"]}.items() if v}
+            if counted:
+                warnings.warn(f"{path}: read as SEED-Bench's eval.py files are read, counted: "
+                              + ", ".join(f"{k} {v}" for k, v in counted.items()), stacklevel=2)
+            return items
         questions = self._questions(path)
         items = []
         for n, line in enumerate(read_utf8(path / "predictions.jsonl").splitlines(), 1):
@@ -202,6 +237,47 @@ class SeedAudit:
         if not items:
             raise DataError(str(path / "predictions.jsonl"), "no rows")
         return items
+
+    def read_questions_file(self, path) -> list[dict]:
+        """SEED's questions JSON (``SEED-Bench.json``, ``SEED-Bench_v2_level1_2_3.json``) as gold items: the
+        ``answer``, ``choice_a``..``choice_d``, ``question_type_id`` (``dimension_id``), empty responses."""
+        return [_item(q["question_id"], {L: str(q[k]) for L, k in zip(LETTERS, ("choice_a", "choice_b", "choice_c",
+                                                                                   "choice_d")) if k in q},
+                      q["answer"], "", self.categories.get(q["question_type_id"], ""), dimension_id=q["question_type_id"],
+                      question=str(q.get("question") or "")) for q in read_questions(path)]
+
+    def read_results_file(self, path, gold: Sequence[dict] | None = None) -> tuple[list[dict], dict]:
+        """SEED's ``results.json`` (``eval.py``: ``question_id``, ``prediction``) or a published leaderboard file
+        (+ ``gt_answer``), read by ``tasks/seed_results.read_results`` (its tolerances, counts and refusals).
+
+        The response is the prediction as written; the answer the file's ``gt_answer`` AS WRITTEN (the leaderboard
+        compared it so: ``"A "`` equals no letter), else the gold item's. The items kept are those
+        ``score-predictions`` scores: with ``gold``, the ids among it; without, ids with a ``gt_answer`` (SEED-2:
+        and a ``<dim>_<k>`` id); a dimension outside the benchmark leaves the item out. Left-out ids are counted."""
+        preds, report = read_results(path)
+        task = get_task(self.BENCHMARK)
+        by_id = {g["id"]: g for g in gold} if gold is not None else None
+        items, left_out = [], []
+        for qid, rec in preds.items():
+            g = by_id.get(qid) if by_id is not None else None
+            dim = g.get("dimension_id") if g is not None else None
+            dim = dim if dim is not None else dimension_of_id(qid)
+            if (by_id is not None and g is None) or (g is None and "gt_answer" not in rec) \
+                    or (g is None and dim is None and not task.results_need_questions) \
+                    or (dim is not None and dim not in task.dimensions):
+                left_out.append(qid)
+                continue
+            index2ans = dict(g["index2ans"]) if g is not None else {}
+            it = _item(qid, index2ans, "", rec["prediction"], self.categories.get(dim, ""), dimension_id=dim,
+                       question=g.get("question", "") if g is not None else "")
+            it["answer"] = rec["gt_answer"] if "gt_answer" in rec else g["answer"]  # as written, not stripped
+            items.append(it)
+        if not items:
+            why = ("its lines carry no 'gt_answer': pass --gold (the benchmark's questions JSON)" if by_id is None
+                   and any("gt_answer" not in r for r in preds.values()) else
+                   f"none of its {len(left_out)} ids is a question of {task.title}" + ("" if by_id is None else " in --gold"))
+            raise DataError(str(path), f"no prediction could be scored: {why}")
+        return items, {**report, "left_out": len(left_out), "left_out_examples": left_out[:20]}
 
     def _questions(self, path: Path) -> dict:
         data = self._manifest(path).get("data")
