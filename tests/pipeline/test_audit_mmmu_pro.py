@@ -178,22 +178,7 @@ def test_cli_and_cot_names(tmp_path, capsys):
     assert "vlmevalkit cot, before PR#1591" in capsys.readouterr().out
 
 
-# ------------------------------------------------------------------------------------- the notebook demo
-
-@pytest.mark.slow
-def test_notebook_53_on_the_mmmu_pro_demo(demo_dir, outputs):
-    assert main(["run", str(ROOT / "notebooks" / "53_reproduction_audit.ipynb"), "--run-id", "audit_pro",
-                 "-f", str(ROOT / "params" / "53_reproduction_audit" / "mmmu_pro_demo_random.yaml"),
-                 "-p", "data_dir", str(demo_dir)]) == 0
-    out = outputs / "audit_pro"
-    summary = json.loads((out / "audit" / "audit.json").read_text())
-    assert summary["benchmark"] == "mmmu-pro"
-    assert [f["format"] for f in summary["files"]] == ["official-folders", "lmms-eval", "vlmevalkit", "plain-jsonl"]
-    own = pd.read_csv(out / "tables" / "rules_1.csv").set_index("rule set")
-    think = pd.read_csv(out / "tables" / "rules_4.csv").set_index("rule set")
-    assert think.loc["official, trace removed", "correct"] == own.loc["official", "correct"]
-    assert think.loc["official", "correct"] <= own.loc["official", "correct"]
-    assert (out / "figures" / "audit_rules.png").stat().st_size > 10_000
+# the notebook demo on MMMU-Pro: tests/test_notebook_audit.py
 
 
 # ----------------------------------------------------------------------------------- the real files
