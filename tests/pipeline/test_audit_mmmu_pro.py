@@ -20,7 +20,6 @@ from mmbench_lib.pipeline import audit as A
 from mmbench_lib.tasks import mmmu_pro as mp
 from mmbench_lib.tasks import mmmu_pro_audit as P
 
-ROOT = Path(__file__).resolve().parents[2]
 OPTS = ["RIVER", "HOUSE", "CLOUD", "TIGER", "SUGAR", "MUSIC", "PIANO", "TRAIN", "LEMON", "APPLE"]
 #: (id, answer, response): each response one worked example (see the test of the rules)
 ROWS = [
