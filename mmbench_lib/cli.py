@@ -467,12 +467,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("audit", help="re-score other harnesses' per-item outputs under named rule sets; with --reported, "
                                      "the gap to a reported number, step by step")
-    s.add_argument("files", nargs="+", metavar="FILE", help="official <Subject>/output.json folders, lmms-eval "
-                   "samples_<task>_*.jsonl, VLMEvalKit .tsv/.xlsx/.json predictions, or {id, response} JSONL (with --gold)")
+    s.add_argument("files", nargs="+", metavar="FILE", help="the benchmark's official output files or this suite's run "
+                   "folders (docs/audit.md), lmms-eval samples_<task>_*.jsonl, VLMEvalKit .tsv/.xlsx/.json predictions, "
+                   "or {id, response} JSONL (with --gold)")
     s.add_argument("--benchmark", required=True, choices=audited())
     s.add_argument("--reported", type=float, help="the reported accuracy (%%) to explain")
     s.add_argument("--split", help="the split the reported number is on, as the item ids start (e.g. validation)")
-    s.add_argument("--gold", help="a file of another format holding the questions and answers (for a plain JSONL)")
+    s.add_argument("--gold", help="a file holding the questions and answers (another format the audit reads, or the "
+                                  "benchmark's question file where docs/audit.md says so), for files without them")
     s.add_argument("--max-new-tokens", type=int, help="the generation budget: responses this long count as truncated")
     s.add_argument("--expected", type=int, help="the number of items of the split (missing items are counted)")
     s.add_argument("--out", help="write the tables (csv) and audit.json here")
