@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from mmbench_lib.cli import main
+from tests.processes import sigint_as_in_a_terminal
 
 ROOT = Path(__file__).resolve().parents[1]
 NB20 = str(ROOT / "notebooks" / "20_generation.ipynb")
@@ -76,7 +77,8 @@ def test_a_full_disk_while_the_notebook_is_written_is_one_line_naming_the_folder
 def test_ctrl_c_while_the_command_loads_is_one_line(tmp_path):
     code = "import os, signal\nimport mmbench_lib.cli\nos.kill(os.getpid(), signal.SIGINT)\nimport time; time.sleep(30)\n"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+                          preexec_fn=sigint_as_in_a_terminal)
     assert proc.returncode == 130 and one_line(proc) == "mmbench: interrupted while starting; nothing was run"
 
 

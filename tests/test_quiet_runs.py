@@ -12,6 +12,7 @@ import pytest
 from mmbench_lib.cli import main, resume_command
 from mmbench_lib.core.manifest import git_commit, repo_root
 from mmbench_lib.runner import run_notebook
+from tests.processes import sigint_as_in_a_terminal
 
 MMBENCH = [sys.executable, "-c", "import sys; from mmbench_lib.cli import main; sys.exit(main())"]
 
@@ -65,7 +66,8 @@ def test_ctrl_c_ends_with_one_line_and_the_resume_command(tmp_path):
     env = dict(os.environ, MMBENCH_OUTPUTS=str(tmp_path / "out"), PYTHONPATH=str(repo_root()))
     env.pop("MMBENCH_DEBUG", None)
     p = subprocess.Popen([*MMBENCH, "run", str(nb), "--run-id", "sleepy"], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True)
+                         stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
+                         preexec_fn=sigint_as_in_a_terminal)
     lines = []
     for line in p.stdout:  # wait until the cell runs, then press Ctrl-C (SIGINT to the whole process group)
         lines.append(line)
