@@ -14,6 +14,10 @@ SCORED = "ok"
 #: the normal quantile of a two-sided 95% interval (scipy.stats.norm.ppf(0.975); fixed so no scipy import)
 Z95 = 1.959963984540054
 METHOD = "Wilson score (effective n over clusters of questions sharing an image or video)"
+#: the one rule in words (docs/uncertainty.md): every accuracy the suite prints, pooled or a mean of dimensions
+RULE = ("95% Wilson score interval on the effective n: clusters of questions sharing an image or video (Kish's "
+        "design effect) and, for a mean of dimension accuracies, the unequal weights of its questions (Kish's "
+        "(sum w)^2 / sum w^2); never zero-width at 0/n or n/n")
 
 
 def _scored(rows) -> pd.DataFrame:
@@ -55,6 +59,30 @@ def effective_n(correct, clusters) -> float:
     var_clustered = g / (g - 1) * float(((sums - p * sizes) ** 2).sum()) / n ** 2
     deff = max(1.0, var_clustered / (p * (1 - p) / n))
     return float(min(n, max(g, n / deff)))
+
+
+def weighted_n(weights) -> float:
+    """Kish's effective n of unequal weights, ``(sum w)^2 / sum w^2``: ``n`` when the weights are equal (a mean of
+    dimension accuracies whose dimensions hold equally many questions is then the pooled accuracy, with its interval)."""
+    w = np.asarray(weights, float)
+    return float(w.sum() ** 2 / (w ** 2).sum()) if len(w) and (w ** 2).sum() else 0.0
+
+
+def dimension_mean(correct, dimensions, clusters, confidence: float = 0.95) -> tuple[float | None, float | None, float | None]:
+    """A mean of dimension accuracies (SEED-2 Table 2, SEED's dimension means) as a weighted proportion (fractions):
+    ``(value, low, high)``, each question weighted ``1 / (D * n_d)``; the interval is the one rule
+    (:func:`proportion_interval`) on the effective n of the clusters times the weighting's ``weighted_n / n``
+    (Kish's design effects multiply). ``(None, None, None)`` without questions."""
+    y = np.asarray(correct, float)
+    if not len(y):
+        return None, None, None
+    dims = pd.Series(list(dimensions), dtype=object).astype(str)
+    sizes = dims.map(dims.value_counts()).to_numpy(float)
+    w = 1.0 / (dims.nunique() * sizes)
+    value = float((w * y).sum())
+    m = effective_n(y, clusters) * weighted_n(w) / len(y)
+    lo, hi = proportion_interval(value * len(y), len(y), m, confidence)
+    return value, lo, hi
 
 
 def proportion_interval(k: float, n: float, n_effective: float | None = None,

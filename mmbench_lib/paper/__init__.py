@@ -611,7 +611,7 @@ def save_table(df: pd.DataFrame, out_dir, name: str, decimals: int = 1) -> list[
                        for v, lo, hi in zip(s, df[f"{c}_ci_low"], df[f"{c}_ci_high"])]
         elif f"{c}_low" in df and (c.endswith("_rank") or c == "rank"):
             disp[c] = [_with_interval(v, lo, hi, "{:.0f}", "-") for v, lo, hi in zip(s, df[f"{c}_low"], df[f"{c}_high"])]
-        elif pd.api.types.is_bool_dtype(s) or s.dtype == object:
+        elif pd.api.types.is_bool_dtype(s) or s.dtype == object or pd.api.types.is_string_dtype(s):
             disp[c] = s.map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
         elif c.endswith("_rank") or c.endswith("_printed") or c == "rank" or c.startswith("n_") or c.endswith(" n") or c in ("n", "dimension_id"):
             disp[c] = [("" if pd.isna(v) else str(int(v))) for v in s]

@@ -1,10 +1,11 @@
 """Our runs as rows of the papers' tables: each column recomputed from the run's item rows, with a
 95% interval for the accuracy and for the rank among the table's rows.
 
-A pooled (``micro``) accuracy is a proportion: its interval is the one rule of
-:func:`mmbench_lib.core.uncertainty.proportion_interval` (Wilson, on the effective n of the clusters), as in
-every other table. A mean of dimension accuracies (``dim_mean``) and a rank are not proportions: their
-intervals are percentiles of a clustered bootstrap.
+Every accuracy's interval is the suite's one rule (:data:`mmbench_lib.core.uncertainty.RULE`, as in
+``results.json``, ``metrics`` and ``compare``): a pooled (``micro``) accuracy through
+:func:`~mmbench_lib.core.uncertainty.proportion_interval`, a mean of dimension accuracies (``dim_mean``) as the
+weighted proportion of :func:`~mmbench_lib.core.uncertainty.dimension_mean`. Only a rank, which is not a
+proportion, gets the percentiles of a clustered bootstrap.
 
 More: docs/modules.md, ``mmbench_lib/paper/ours.py``.
 """
@@ -20,7 +21,7 @@ import pandas as pd
 
 from mmbench_lib.analysis.reader import Run, samples_df
 from mmbench_lib.core.metrics import SCORED
-from mmbench_lib.core.uncertainty import effective_n, proportion_interval
+from mmbench_lib.core.uncertainty import dimension_mean, effective_n, proportion_interval
 
 N_RESAMPLES = 2000
 CONFIDENCE = 0.95
@@ -105,7 +106,6 @@ def estimate(rows: pd.DataFrame, columns: Sequence[Column], n_resamples: int = N
     rng = np.random.default_rng(seed)
     weights = np.vstack([np.ones(k), rng.multinomial(k, np.full(k, 1.0 / k), size=n_resamples)]) if k else None
     point, low, high, draws = {}, {}, {}, {}
-    alpha = (1 - confidence) / 2
     for col in columns:
         mask = col.select(ok) if len(ok) else np.zeros(0, bool)
         na = bool(len(rows)) and bool(((rows["status"] == "n/a") & col.select(rows)).any())
@@ -129,15 +129,15 @@ def estimate(rows: pd.DataFrame, columns: Sequence[Column], n_resamples: int = N
         point[col.name] = float(values[0])
         boot = values[1:]
         draws[col.name] = boot
-        finite = boot[np.isfinite(boot)]
         if col.average == "micro":  # a proportion: the one rule
             y = ok["correct"].to_numpy()[mask]
             lo, hi = proportion_interval(float(y.sum()), len(y), effective_n(y, ok["cluster"].to_numpy()[mask]),
                                          confidence)
             low[col.name], high[col.name] = 100 * lo, 100 * hi
             continue
-        low[col.name] = float(np.quantile(finite, alpha)) if len(finite) and k > 1 else math.nan
-        high[col.name] = float(np.quantile(finite, 1 - alpha)) if len(finite) and k > 1 else math.nan
+        _, lo, hi = dimension_mean(ok["correct"].to_numpy()[mask], ok["dimension_id"].to_numpy()[mask],
+                                   ok["cluster"].to_numpy()[mask], confidence)
+        low[col.name], high[col.name] = 100 * lo, 100 * hi
     return Estimate(point, low, high, draws, clusters=k, n=int(len(ok)))
 
 

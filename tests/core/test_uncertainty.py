@@ -92,3 +92,20 @@ def test_mcnemar_and_paired_difference():
     assert r["mcnemar_exact_p"] == pytest.approx(2 * 0.5 ** 20, rel=1e-6)
     with pytest.raises(ValueError, match="share no scored item"):
         compare_runs(a, [dict(x, id="z" + x["id"]) for x in b])
+
+
+def test_a_mean_of_dimension_accuracies_is_a_weighted_proportion_under_the_same_rule():
+    """Dimension 1: 2 of 2 right, dimension 2: 1 of 3: mean (1 + 1/3) / 2 = 2/3. Weights 1/4, 1/4, 1/6, 1/6, 1/6:
+    Kish's n = 1 / (2/16 + 3/36) = 4.8 (5 singleton clusters: no clustering effect), Wilson of 3.2 of 4.8."""
+    from mmbench_lib.core.uncertainty import dimension_mean, weighted_n
+    assert weighted_n([0.25, 0.25] + [1 / 6] * 3) == pytest.approx(4.8)
+    value, lo, hi = dimension_mean([1, 1, 0, 0, 1], [1, 1, 2, 2, 2], ["a", "b", "c", "d", "e"])
+    assert value == pytest.approx(2 / 3)
+    assert (lo, hi) == pytest.approx(wilson_interval(3.2, 4.8))
+    # dimensions of equal size: the mean is the pooled accuracy, and its interval the pooled one (results.json's)
+    eq = dimension_mean([1, 0, 0, 0], [1, 1, 2, 2], ["a", "b", "c", "d"])
+    assert eq[1:] == pytest.approx(proportion_interval(1, 4, effective_n([1, 0, 0, 0], ["a", "b", "c", "d"])))
+    # 0/n and n/n: one end exact, the other open (never a zero-width interval)
+    none_right, all_right = dimension_mean([0] * 4, [1, 1, 2, 2], list("abcd")), dimension_mean([1] * 4, [1, 1, 2, 2], list("abcd"))
+    assert none_right[1] == 0.0 and none_right[2] == pytest.approx(wilson_interval(0, 4)[1]) and none_right[2] > 0.3
+    assert all_right[2] == 1.0 and all_right[1] < 0.7
