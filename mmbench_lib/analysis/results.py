@@ -8,7 +8,7 @@ A sub-run is the folder itself or any folder below it with a ``metrics.json`` (t
 :mod:`mmbench_lib.core.metrics`) and one headline entry (``summary``, the schema's entry keys):
 
 * generation: the ``overall`` entry (``submission`` and no accuracy on a test split);
-* ranking: all its scored questions pooled (question-weighted, 95% clustered bootstrap interval);
+* ranking: all its scored questions pooled (question-weighted, the one 95% interval of ``core.uncertainty``);
   ``scope`` names the group those dimensions make up (``All``, ``L2``, ...) or counts them.
 
 More: docs/modules.md, ``mmbench_lib/analysis/results.py``.

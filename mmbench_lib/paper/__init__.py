@@ -8,7 +8,7 @@
   Fig. 6 (GPT-4V error distribution); CMMMU: Tables 4-6 and Fig. 4.
 
 Our rows are recomputed from the run's item rows (``predictions.jsonl`` / ``scored.jsonl``) by
-:mod:`mmbench_lib.paper.ours`, each with a 95% interval (Wilson; bootstrap for dimension means) (``<col>_ci_low/high``) and,
+:mod:`mmbench_lib.paper.ours`, each with the one 95% interval (``core.uncertainty.RULE``) (``<col>_ci_low/high``) and,
 in the ranked tables and heat-maps, a rank interval (``<rank col>_low/high``). Published rows carry
 no item-level data: they get no interval, and the figures say so.
 
@@ -301,7 +301,7 @@ def seed1_table3(runs=None, average: str = "micro") -> pd.DataFrame:
 
 def seed1_leaderboard_table(runs=None) -> pd.DataFrame:
     """Fig. 5 in long form (dimension, printed rank, model, accuracy) plus our per-dimension accuracies
-    with their 95% bootstrap interval and n scored questions (rank empty: ranks 1-5 of the figure are not legible, so ours
+    with their 95% interval (the one rule) and n scored questions (rank empty: ranks 1-5 of the figure are not legible, so ours
     cannot be placed among them)."""
     df = published.load("seed1_fig5_leaderboards")
     df.insert(len(df.columns), "origin", PAPER)
@@ -720,8 +720,10 @@ def gallery(run_folders: Sequence, dest="docs/figures") -> Path:
     lines = ["# Figures", "",
              "The papers' figures rebuilt from the transcribed published results (`mmbench_lib/published/`) by",
              "`make paper` (notebook `40_paper_figures.ipynb`, `papers` seed and mmmu). Red rows and bars are",
-             "our runs (here the demo-set runs the notebooks add by default), with 95% Wilson intervals on their",
-             "accuracies (bootstrap on dimension means and ranks); published rows carry no item-level data, so they have none.", ""]
+             "our runs (here the demo-set runs the notebooks add by default), with the suite's one 95% interval on their",
+             "accuracies (Wilson on the effective n, [docs/runs.md](../runs.md#intervals), as `results.json`, `metrics` and",
+             "`compare` print it) and a clustered bootstrap interval on their ranks; published rows carry no item-level data,",
+             "so they have none.", ""]
     for folder in run_folders:
         for png in sorted((resolve_run(folder) / "figures").glob("*.png")):
             shutil.copy2(png, dest / png.name)
