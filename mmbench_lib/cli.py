@@ -178,6 +178,9 @@ def cmd_metrics(a) -> int:
 
 
 def cmd_compare(a) -> int:
+    if a.format == "csv" and a.published:  # one CSV is one table: never drop the published one silently
+        raise ValueError(f"compare --format csv writes one table (the runs; the pairs with --pairs), not --published "
+                         f"{a.published[0]}: get it with `mmbench published show {a.published[0]} --format csv`")
     runs, pairs = compare_tables(a.runs)
     if a.format == "csv":  # one CSV table: the runs; the pairs with --pairs
         sys.stdout.write(render(pairs if a.pairs else runs, "csv"))

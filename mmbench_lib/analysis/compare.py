@@ -9,11 +9,11 @@ from pathlib import Path
 import pandas as pd
 
 from mmbench_lib.analysis.reader import RunError, load_run, resolve_run
-from mmbench_lib.analysis.results import data_source, run_result, sub_runs
+from mmbench_lib.analysis.results import protocol_of, result, run_result, sub_runs
 from mmbench_lib.core.store import SHARDS, lock_holder
 from mmbench_lib.core.uncertainty import compare_runs
 
-RUN_COLUMNS = ("run", "model", "data", "benchmark", "protocol", "scope", "n", "accuracy %", "95% interval")
+RUN_COLUMNS = ("run", "model", "data", "benchmark", "protocol", "setting", "scope", "n", "accuracy %", "95% interval")
 PAIR_COLUMNS = ("benchmark", "run a", "run b", "n common", "a %", "b %", "b - a", "95% interval", "only a right",
                 "only b right", "McNemar p")
 
@@ -21,10 +21,6 @@ PAIR_COLUMNS = ("benchmark", "run a", "run b", "n common", "a %", "b %", "b - a"
 def find_folder(ref) -> Path:
     """A run folder: ``reader.resolve_run`` (a folder, else a run id or ``<id>/<sub-run>`` under ``outputs/``)."""
     return resolve_run(ref)
-
-
-def _pct(v, digits: int = 1) -> str:
-    return "n/a" if v is None else f"{100 * v:.{digits}f}"
 
 
 def compare_tables(refs) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -45,11 +41,12 @@ def compare_tables(refs) -> tuple[pd.DataFrame, pd.DataFrame]:
         run = load_run(folder)
         r = run_result(run, top)
         name = top.name if r["run"] == top.name else f"{top.name}/{r['run']}"
-        s = r["summary"]
-        interval = "n/a" if s.get("ci_low") is None else f"{_pct(s['ci_low'])}-{_pct(s['ci_high'])}"
-        rows.append({"run": name, "model": str(r["model"]), "data": data_source(run), "benchmark": r["benchmark"],
-                     "protocol": _protocol(r), "scope": r["scope"], "n": _n(s["n"], folder, run),
-                     "accuracy %": _pct(s["accuracy"]), "95% interval": interval})
+        res = result(r)  # the one result: value, n, interval and label as results.json and `metrics` give them
+        accuracy, interval = res.cells()
+        rows.append({"run": name, "model": str(r["model"]), "data": r["data"], "benchmark": r["benchmark"],
+                     "protocol": protocol_of(r), "setting": r.get("setting") or "", "scope": r["scope"],
+                     "n": _n(res.n, folder, run), "accuracy %": accuracy,
+                     "95% interval": "n/a" if interval == "-" else interval})
         runs.append((name, run))
     pairs, notes = [], []
     for i, (name_a, a) in enumerate(runs):
@@ -72,15 +69,6 @@ def compare_tables(refs) -> tuple[pd.DataFrame, pd.DataFrame]:
     pairs = pd.DataFrame(pairs, columns=list(PAIR_COLUMNS))
     pairs.attrs["notes"] = notes
     return pd.DataFrame(rows, columns=list(RUN_COLUMNS)), pairs
-
-
-def _protocol(r: dict) -> str:
-    """The run's protocol with what decides its answers: a ranking run's recipe (``ranking (seed1-ppl)``), a
-    generation run's prompt mode (``generation (cot)``, from ``run_result``)."""
-    protocol, recipe = str(r["protocol"]), r.get("recipe")
-    if isinstance(recipe, str) and recipe and recipe not in protocol and not protocol.startswith("generation"):
-        return f"{protocol} ({recipe})"
-    return protocol
 
 
 def _n(n, folder: Path, run):

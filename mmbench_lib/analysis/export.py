@@ -42,7 +42,7 @@ def render(df: pd.DataFrame, fmt: str = "text", caption: str = "") -> str:
         raise ValueError(f"--format {fmt!r}: use one of {list(FORMATS)}")
     if fmt == "csv":
         return df.to_csv(index=False)
-    rows = cells(df)
+    rows = [[" ".join(c.splitlines()) for c in r] for r in cells(df)]  # a newline (in a model name) would end a row
     right = [_numeric([r[i] for r in rows[1:]]) and len(rows) > 1 for i in range(len(rows[0]))]
     if fmt == "latex":
         esc = [["".join(_LATEX.get(ch, ch) for ch in c) for c in r] for r in rows]

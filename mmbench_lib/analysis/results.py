@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from mmbench_lib.tasks.base import get_task, is_task
@@ -29,8 +30,8 @@ from mmbench_lib.core.store import METRICS, SHARDS, write_json_atomic
 from mmbench_lib.pipeline.config import run_params
 
 RESULTS = "results.json"
-COLUMNS = ("run", "benchmark", "scope", "model", "data", "protocol", "n", "accuracy", "95% interval", "failed", "n/a",
-           "truncated")
+COLUMNS = ("run", "benchmark", "scope", "model", "data", "protocol", "setting", "n", "accuracy", "95% interval",
+           "failed", "n/a", "truncated")
 
 
 def sub_runs(folder) -> list[Path]:
@@ -53,6 +54,74 @@ def data_source(run) -> str:
     bench = man.get("benchmark") or config.get("benchmark")
     declared = get_task(bench).declared_size(config.get("split")) if is_task(bench) else 0
     return describe(config, n, one_shard, declared)
+
+
+def setting(run) -> str:
+    """What else makes this run's numbers another run's (``""`` when nothing): the split where the task has several
+    (MMMU-Pro's ``standard4-direct`` / ``standard10-direct`` / ``vision-cot`` ask other questions with other gold
+    answers; MMMU's ``validation`` / ``dev``) and the option order (``rot-1``: CircularEval's rotation 1;
+    ``perm-3``: options permuted with seed 3), from the run's metrics and manifest."""
+    man = run.manifest or {}
+    config = run_params(man) or {}
+    bench = run.benchmark or man.get("benchmark")
+    parts = []
+    split = run.metrics.get("split") or config.get("split") or man.get("split")
+    if is_task(bench) and len(get_task(bench).splits) > 1 and split:
+        parts.append(str(split))
+    if config.get("rotation"):
+        parts.append(f"rot-{config['rotation']}")
+    if config.get("permutation_seed") is not None:
+        parts.append(f"perm-{config['permutation_seed']}")
+    return ", ".join(parts)
+
+
+def random_weights(run) -> bool:
+    """Whether the run's model has random weights (a ``tiny-*`` test model, or a model record that says so): its
+    numbers are not a model's and are never ranked."""
+    man = run.manifest or {}
+    return "random-weight" in json.dumps(man.get("model") or {}, default=str) or \
+        str(run_params(man).get("model", "")).startswith("tiny-")
+
+
+@dataclass(frozen=True)
+class Result:
+    """A run's headline as every output shows it: ``value`` (fraction, None when nothing was scored), ``n`` scored
+    items, the 95% interval ``low``-``high`` (fractions, ``core.uncertainty``'s one rule) and ``label`` (model,
+    protocol, setting, data: what tells two runs apart)."""
+
+    value: float | None
+    n: int
+    low: float | None
+    high: float | None
+    label: str
+
+    def cells(self) -> tuple[str, str]:
+        """(accuracy, interval) in %, one decimal, as the tables print them (``n/a`` / ``-`` when absent)."""
+        return _pct(self.value), "-" if self.low is None else f"{_pct(self.low)}-{_pct(self.high)}"
+
+
+def result(record: dict) -> Result:
+    """THE result of a sub-run record (``run_result``; a ``results.json`` entry): every output reads it here."""
+    s = record.get("summary") or {}
+    return Result(s.get("accuracy"), int(s.get("n") or 0), s.get("ci_low"), s.get("ci_high"),
+                  record.get("label") or label(record))
+
+
+def protocol_of(record: dict) -> str:
+    """The record's protocol with what decides its answers: a ranking run's recipe (``ranking (seed1-ppl)``), a
+    generation run's prompt mode (``generation (cot)``, from ``run_result``)."""
+    protocol, recipe = str(record.get("protocol")), record.get("recipe")
+    if isinstance(recipe, str) and recipe and recipe not in protocol and not protocol.startswith("generation"):
+        reduction = record.get("reduction") or (record.get("metrics") or {}).get("reduction")
+        return f"{protocol} ({recipe}, {reduction})" if reduction else f"{protocol} ({recipe})"
+    return protocol
+
+
+def label(record: dict) -> str:
+    """``model [protocol, setting, data]``: the one label of a sub-run record (``full split`` left out)."""
+    how = [protocol_of(record)]
+    how += [x for x in (record.get("setting"), record.get("data")) if x and x != "full split"]
+    return f"{record.get('model')} [{', '.join(how)}]"
 
 
 def _ranking_summary(run) -> tuple[str, dict]:
@@ -110,11 +179,13 @@ def run_result(run, top: Path) -> dict:
     fallback = fallback_note(run)
     protocol = _protocol(run.protocol, first.get("recipe"), run.metrics.get("prompt_mode"))
     protocol += "".join(f", {step}" for step in run.metrics.get("steps") or [])  # e.g. thinking trace removed
-    return {"run": top.name if rel == "." else rel, "benchmark": run.benchmark,
-            "model": display_model(run.manifest, run.metrics, run.metrics.get("label") or first.get("model")
-                                   or run.metrics.get("model")), "data": data_source(run),
-            "protocol": protocol + (", one at a time" if fallback else ""), "generation_fallback": fallback,
-            "recipe": first.get("recipe"), "split": run.metrics.get("split"),
+    model = display_model(run.manifest, run.metrics, run.metrics.get("label") or first.get("model")
+                          or run.metrics.get("model"))
+    record = {"run": top.name if rel == "." else rel, "benchmark": run.benchmark,
+              "model": f"{model} (random weights)" if random_weights(run) else model, "data": data_source(run),
+              "protocol": protocol + (", one at a time" if fallback else ""), "setting": setting(run),
+              "recipe": first.get("recipe"), "reduction": run.metrics.get("reduction")}
+    return {**record, "label": label(record), "generation_fallback": fallback, "split": run.metrics.get("split"),
             "scope": scope, "summary": summary, "truncation_rate": truncation_rate(run.metrics),
             "data_revision": (run.manifest or {}).get("data_revision") or (run.manifest or {}).get("data_sha256"),
             "failures": failure_reasons(run.samples),
@@ -230,9 +301,9 @@ def table_rows(results: dict) -> list[list[str]]:
     rows = []
     for r in results["runs"]:
         s = r["summary"]
-        interval = "-" if s.get("ci_low") is None else f"{_pct(s['ci_low'])}-{_pct(s['ci_high'])}"
-        rows.append([r["run"], r["benchmark"] or "?", r["scope"], str(r["model"]), r.get("data") or "?", r["protocol"], str(s["n"]),
-                     _pct(s["accuracy"]), interval, str(s["failed"]), str(s["n/a"]),
+        accuracy, interval = result(r).cells()
+        rows.append([r["run"], r["benchmark"] or "?", r["scope"], str(r["model"]), r.get("data") or "?", r["protocol"],
+                     r.get("setting") or "", str(s["n"]), accuracy, interval, str(s["failed"]), str(s["n/a"]),
                      "-" if r.get("truncation_rate") is None else f"{_pct(r['truncation_rate'])}%"])
     return rows
 

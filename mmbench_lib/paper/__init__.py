@@ -31,7 +31,8 @@ import pandas as pd  # noqa: E402
 
 from mmbench_lib.analysis import reader
 from mmbench_lib.analysis.reader import Run
-from mmbench_lib.analysis.results import data_source
+from mmbench_lib.analysis.compare import unpairable
+from mmbench_lib.analysis.results import data_source, random_weights, run_result
 from mmbench_lib.core.datasource import is_demo
 from mmbench_lib.core import manifest
 from mmbench_lib.core.metrics import SCORED
@@ -101,31 +102,9 @@ def load_run(path) -> Run:
 
 
 def label_of(run: Run) -> str:
-    """``model [recipe, reduction | baseline | greedy, max N tokens, data source] (ours)``: the run's display name
-    (``model_name``, a local folder by its name) and what data it scored (``demo data``, ``subset (n=...)``;
-    nothing for a full split), so a demo run never reads as a full-split row beside the papers'."""
-    metrics = run.metrics
-    model = metrics.get("model") or "model"
-    given = run_params(run.manifest).get("model_name")
-    if "baseline" in metrics:  # a generation run (MMMU / CMMMU)
-        base = metrics["baseline"]
-        model = plots.model_name(base if base in ("random", "frequent") else metrics.get("label") or model)
-        if given and base not in ("random", "frequent"):
-            model = given
-        how = "baseline" if base in ("random", "frequent") else f"greedy, max {metrics.get('max_new_tokens')} tokens"
-        if base == "ocr":
-            how += ", OCR"
-        if plots.mode_note(metrics):
-            how += f", {plots.mode_note(metrics)}"
-    else:
-        model = given or plots.model_name(model)
-        recipe = metrics.get("recipe") or "?"
-        reduction = metrics.get("reduction")
-        how = f"{recipe}, {reduction}" if reduction else recipe
-    source = data_source(run)
-    if source != "full split":
-        how += f", {source}"
-    return f"{model} [{how}] (ours)"
+    """``<the one label> (ours)``: ``analysis.results.label`` of the run (model, protocol, setting, data, as
+    ``results.json``, ``metrics`` and ``compare`` show it), so a demo run never reads as a full-split row."""
+    return f"{run_result(run, run.folder)['label']} (ours)"
 
 
 run_key = reader.run_key
@@ -193,9 +172,7 @@ def not_comparable(run: Run) -> str:
     source = data_source(run)
     if source != "full split":
         why.append(source)
-    model = run.manifest.get("model") or {}
-    if "random-weight" in json.dumps(model, default=str) or str(run_params(run.manifest).get("model", "")
-                                                                     ).startswith("tiny-"):
+    if random_weights(run):
         why.append("random-weight model")
     if plots.mode_note(run.metrics):
         why.append(plots.mode_note(run.metrics))
@@ -487,6 +464,27 @@ def cmmmu_table4(runs=None) -> pd.DataFrame:
     return _discipline_table("cmmmu_table4", runs, owner("cmmmu_table4"))
 
 
+def setting_table(name: str, runs=None) -> pd.DataFrame:
+    """A published table with one column per setting (the MMMU-Pro leaderboard) plus our runs of its task: each run
+    fills the column of the setting it ran (``Task.table_column``) with its overall accuracy and the one interval."""
+    runs = _as_runs(runs)
+    task = get_task(owner(name))
+    frames = []
+    for r in runs:
+        if _benchmark(r) != task.name:
+            continue
+        col = task.table_column(name, r.metrics.get("split") or run_params(r.manifest).get("split"))
+        columns = {col: Column(col, every)}
+        frames.append(_intervals(pd.DataFrame(_ours_rows([r], [task.name], columns, 1)), [r], columns, 1))
+    df = _with_ours(published.load(name), [])
+    return pd.concat([df, *frames], ignore_index=True) if frames else df
+
+
+def mmmu_pro_leaderboard(runs=None) -> pd.DataFrame:
+    """The MMMU-Pro leaderboard (``mmmu_pro_leaderboard``) plus our MMMU-Pro runs, each in its setting's column."""
+    return setting_table("mmmu_pro_leaderboard", runs)
+
+
 def _published_with_ours(name: str, runs, benchmark: str, columns: dict[str, Column]) -> pd.DataFrame:
     runs = _as_runs(runs)
     df = _with_ours(published.load(name), _ours_rows(runs, [benchmark], columns, 1))
@@ -566,7 +564,7 @@ def paired_tests(runs, benchmarks: Sequence[str] | None = None) -> pd.DataFrame:
     on the items only one of them got right (:func:`mmbench_lib.core.uncertainty.compare_runs`)."""
 
     runs = _as_runs(runs)
-    rows = []
+    rows, notes = [], []
     for bench in dict.fromkeys(_benchmark(r) for r in runs):
         if benchmarks is not None and bench not in benchmarks:
             continue
@@ -575,6 +573,10 @@ def paired_tests(runs, benchmarks: Sequence[str] | None = None) -> pd.DataFrame:
             for b in group[i + 1:]:
                 items_a, items_b = (ours_mod.item_rows(r) for r in (a, b))
                 if items_a.empty or items_b.empty:
+                    continue
+                why = unpairable(a, b)  # as `mmbench compare`: a CircularEval rot-1 run is not rot-0's pair
+                if why:
+                    notes.append(f"{a.label} and {b.label} not paired: {why}")
                     continue
                 try:
                     res = compare_runs(items_a.to_dict("records"), items_b.to_dict("records"))
@@ -585,8 +587,10 @@ def paired_tests(runs, benchmarks: Sequence[str] | None = None) -> pd.DataFrame:
                              "difference": res["difference"], "ci_low": res["low"], "ci_high": res["high"],
                              "only_a_correct": res["only_a_correct"], "only_b_correct": res["only_b_correct"],
                              "mcnemar_exact_p": res["mcnemar_exact_p"]})
-    return pd.DataFrame(rows, columns=["benchmark", "run_a", "run_b", "n", "accuracy_a", "accuracy_b", "difference",
-                                       "ci_low", "ci_high", "only_a_correct", "only_b_correct", "mcnemar_exact_p"])
+    out = pd.DataFrame(rows, columns=["benchmark", "run_a", "run_b", "n", "accuracy_a", "accuracy_b", "difference",
+                                      "ci_low", "ci_high", "only_a_correct", "only_b_correct", "mcnemar_exact_p"])
+    out.attrs["notes"] = notes
+    return out
 
 
 paired_differences = figures.paired_differences
@@ -667,7 +671,7 @@ def render_seed(out_dir, runs=None) -> dict[str, list[Path]]:
     out["seed1_fig5_leaderboards"] = save_figure(seed1_leaderboards(lb), out_dir, "seed1_fig5_leaderboards")
     out["seed1_fig6_rank_heatmap"] = save_figure(seed1_heatmap(runs), out_dir, "seed1_fig6_rank_heatmap")
     out["seed2plus_table2"] = save_table(seed2plus_table2(runs), out_dir, "seed2plus_table2")
-    out.update(_paired(out_dir, runs, paper_tasks("seed"), "seed"))
+    out.update(_paired(out_dir, runs, paper_tasks("seed") + [owner("seed2plus_table2")], "seed"))
     return out
 
 
@@ -692,6 +696,7 @@ def render_mmmu(out_dir, runs=None) -> dict[str, list[Path]]:
         "cmmmu_table5_question_type": save_table(cmmmu_table5_question_type(runs), out_dir,
                                                  "cmmmu_table5_question_type"),
         "cmmmu_table6_difficulty": save_table(cmmmu_table6_difficulty(runs), out_dir, "cmmmu_table6_difficulty"),
+        "mmmu_pro_leaderboard": save_table(mmmu_pro_leaderboard(runs), out_dir, "mmmu_pro_leaderboard"),
     }
     out["mmmu_table12_image_types_fig"] = save_figure(mmmu_image_types(runs=runs), out_dir, "mmmu_table12_image_types")
     out["mmmu_fig6_errors"] = save_figure(

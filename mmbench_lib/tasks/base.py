@@ -110,6 +110,12 @@ class Task:
         """``load_items`` arguments for this task's demo set; ``paths``: ``mmbench_lib.demo.make_demo``'s result."""
         raise ValueError(f"no demo set for {self.name!r}")
 
+    def table_column(self, table: str, split: str | None) -> str | None:
+        """The column of the published table ``table`` (one of :attr:`published_tables`) that a run of ``split``
+        fills with its overall accuracy, where the table has one column per setting; None (the default) when the
+        task's tables are built column by column from the item rows instead."""
+        return None
+
     def probe(self, location, split: str | None = None) -> str:
         """The key of the layout ``location`` (the ``data_key`` value) is, after a cheap look at its layout,
         columns and first rows; ``DataError`` naming the file, what was expected and what was found."""

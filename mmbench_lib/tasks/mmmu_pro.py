@@ -518,6 +518,13 @@ class MMMUProTask(GenerationTask):
     official_output_help = ("an official output file <model>_<setting>_<method>.jsonl (mmmu-pro/output/)",
                             "not needed (each line carries options and answer)")
     deviations = DEVIATIONS
+
+    def table_column(self, table: str, split: str | None) -> str | None:
+        """The leaderboard's column per setting (``standard_10``, ``vision``; ``standard_4``, which the leaderboard
+        does not print, for our standard4 runs): a run fills the column of the setting it ran."""
+        if table != "mmmu_pro_leaderboard":
+            return None
+        return {"standard10": "standard_10", "standard4": "standard_4", "vision": "vision"}[parse_split(split or DEFAULT_SPLIT)[0]]
     module = sys.modules[__name__]
     parser = parser
     #: the protocol report's readings of one run's responses (reports/protocol.py, notebook 50)
