@@ -52,8 +52,8 @@ def test_results_rows_name_model_and_data(made):
 
 def test_paper_labels_say_demo_data(made):
     named, full, part = made
-    assert paper.label_of(load_run(named)) == "My VLM [seed1-ppl, sum, demo data] (ours)"
-    assert paper.label_of(load_run(full)).startswith("Random Choice [seed1-ppl, sum, subset (n=")
+    assert paper.label_of(load_run(named)) == "My VLM [ranking (seed1-ppl, sum), demo data] (ours)"
+    assert paper.label_of(load_run(full)).startswith("random [ranking (seed1-ppl, sum), subset (n=")
     assert "subset (n=10)" in paper.label_of(load_run(part))
 
 
@@ -91,7 +91,7 @@ def test_full_split_only_when_the_count_is_the_declared_split_size(made, monkeyp
     again = tmp_path / "again"
     runs.evaluate(RunConfig("seed", again, data=man["data"], model="random:1", progress=False))
     assert results.run_result(load_run(again), again)["data"] == "full split"
-    assert paper.label_of(load_run(again)) == "Random Choice [seed1-ppl, sum] (ours)"  # a full split needs no note
+    assert paper.label_of(load_run(again)) == "random [ranking (seed1-ppl, sum)] (ours)"  # a full split needs no note
     from mmbench_lib.analysis import plots
     assert plots.run_label(load_run(again).metrics) == "Random Choice (seed1-ppl, sum)"
     monkeypatch.setattr(type(get_task("seed")), "split_sizes", {"test": n - 1})

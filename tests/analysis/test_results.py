@@ -56,8 +56,9 @@ def test_the_table_has_one_row_per_sub_run_with_percentages(top):
     assert len(lines) == 2 + 3
     m = _metrics(top / "mmmu" / "random")["overall"]
     cells = [c.strip() for c in lines[-1].strip("|").split("|")]
-    assert cells[:7] == ["mmmu/random", "mmmu", "overall", "random", "demo data", "generation (official)", str(m["n"])]
-    assert cells[7:] == [f"{100 * m['accuracy']:.1f}", f"{100 * m['ci_low']:.1f}-{100 * m['ci_high']:.1f}",
+    assert cells[:8] == ["mmmu/random", "mmmu", "overall", "random", "demo data", "generation (official)", "validation",
+                         str(m["n"])]  # the setting: MMMU has several splits
+    assert cells[8:] == [f"{100 * m['accuracy']:.1f}", f"{100 * m['ci_low']:.1f}-{100 * m['ci_high']:.1f}",
                          str(m["failed"]), str(m["n/a"]), "0.0%"]  # the random baseline's answers are never cut
     assert [c.strip() for c in lines[2].strip("|").split("|")][-1] == "-"  # a ranking run has no budget
 

@@ -197,7 +197,7 @@ def test_mmmu_and_cmmmu_tables_take_generated_runs(demo_runs, fn, bench, cols):
     rows = _ours(df)
     for _, row in rows.iterrows():
         m = _metrics(demo_runs[Path(row["run"]).name])
-        assert row["split"] == m["split"] and "[baseline, demo data]" in row["model"]
+        assert row["split"] == m["split"] and f"[generation (official), {m['split']}, demo data]" in row["model"]
         overall = next(c for c in cols if c.endswith("overall"))
         assert row[overall] == pytest.approx(round(100 * m["overall"]["accuracy"], 1))
         for c in cols:

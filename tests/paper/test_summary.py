@@ -18,7 +18,7 @@ def test_end_report_lists_our_runs_under_what_was_written(demo, tmp_path):
     assert body["tables"] == ["seed1_table3"] and body["figures"] == ["seed1_fig6"]
     (row,) = body["rows"]
     assert row[:6] == ["seed__random", "seed", "All", "random", "demo data", "ranking"]
-    assert isinstance(row[6], int) and isinstance(row[7], float) and row[9:] == [0, 0, "-"]  # failed, n/a, truncated (ranking: none)
+    assert row[6] == "" and isinstance(row[7], int) and isinstance(row[8], float) and row[10:] == [0, 0, "-"]  # failed, n/a, truncated (ranking: none)
     text = format_table(saved)
     assert text.startswith("Paper tables and figures (seed): 1 tables and 1 figures") and "no finished sub-run" not in text
     empty = summary.end_report(out, "seed", files, [])
@@ -32,4 +32,4 @@ def test_end_report_reads_runs_given_as_run_ids(demo, outputs):
     out = outputs / "paper"
     out.mkdir()
     body = summary.end_report(out, "seed", {"t": [out / "t.csv"]}, ["myrun", "myrun/seed__random"])
-    assert [r[0] for r in body["rows"]] == ["seed__random", "seed__random"] and all(r[6] == 5 for r in body["rows"])
+    assert [r[0] for r in body["rows"]] == ["seed__random", "seed__random"] and all(r[7] == 5 for r in body["rows"])

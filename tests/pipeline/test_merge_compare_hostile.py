@@ -117,7 +117,7 @@ def pair(demo, tmp_path_factory):
 def test_compare_names_the_protocol_and_refuses_an_empty_folder(pair):
     root, a, b = pair
     t, pairs = compare.compare_tables([a, b])
-    assert list(t["protocol"]) == ["ranking (seed1-ppl)"] * 2 and len(pairs) == 1
+    assert list(t["protocol"]) == ["ranking (seed1-ppl, sum)"] * 2 and len(pairs) == 1
     (root / "empty").mkdir(exist_ok=True)
     with pytest.raises(RunError, match=r"empty: no finished run"):
         compare.compare_tables([a, root / "empty"])
