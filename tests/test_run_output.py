@@ -41,10 +41,10 @@ def test_mmbench_run_streams_progress_and_ends_with_the_results_table(demo_dir, 
     header = next(i for i, line in enumerate(lines) if line.startswith("|run"))
     assert header > max(lines.index(m.string.rstrip("\n")) for m in progress)
     cells = [c.strip() for c in lines[header + 2].strip("|").split("|")]
-    assert cells[:6] == ["live", "seed", "All", "random", "demo data", "ranking"] and cells[6] == str(total)
+    assert cells[:7] == ["live", "seed", "All", "random", "demo data", "ranking (seed1-ppl, sum)", ""] and cells[7] == str(total)
     results = json.loads((run / "results.json").read_text(encoding="utf-8"))
     metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
-    assert results["runs"][0]["metrics"] == metrics and cells[7] == f"{100 * results['runs'][0]['summary']['accuracy']:.1f}"
+    assert results["runs"][0]["metrics"] == metrics and cells[8] == f"{100 * results['runs'][0]['summary']['accuracy']:.1f}"
 
     nb = json.loads((run / "10_seed_bench.ipynb").read_text(encoding="utf-8"))
     outputs = [o for c in nb["cells"] for o in c.get("outputs", [])]

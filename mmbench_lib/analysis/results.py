@@ -302,7 +302,7 @@ def table_rows(results: dict) -> list[list[str]]:
     for r in results["runs"]:
         s = r["summary"]
         accuracy, interval = result(r).cells()
-        rows.append([r["run"], r["benchmark"] or "?", r["scope"], str(r["model"]), r.get("data") or "?", r["protocol"],
+        rows.append([r["run"], r["benchmark"] or "?", r["scope"], str(r["model"]), r.get("data") or "?", protocol_of(r),
                      r.get("setting") or "", str(s["n"]), accuracy, interval, str(s["failed"]), str(s["n/a"]),
                      "-" if r.get("truncation_rate") is None else f"{_pct(r['truncation_rate'])}%"])
     return rows

@@ -103,12 +103,32 @@ def find_run(ref) -> Path | None:
     if ref is None or str(ref) == "":
         return None
     p = Path(str(ref)).expanduser()
+    under = _under_outputs(p)
+    if under is not None:  # ``outputs/<id>`` (the README's form) means $MMBENCH_OUTPUTS/<id> when that is set
+        return under
     if p.is_dir():
         return p.absolute()
     if not p.is_absolute():
         for base in (outputs_root(), resolve(".")):
             if (base / p).is_dir():
                 return base / p
+    return None
+
+
+def _under_outputs(p: Path) -> Path | None:
+    """``outputs`` / ``outputs/<id>/...`` (relative, the default folder's name) read under ``$MMBENCH_OUTPUTS`` when
+    it is set elsewhere: the folder there, or None (then ``find_run`` goes on; a literal folder still counts)."""
+    if p.is_absolute() or not p.parts or p.parts[0] != "outputs" or "MMBENCH_OUTPUTS" not in os.environ:
+        return None
+    root = outputs_root()
+    if root.resolve() == resolve("outputs").resolve():
+        return None
+    target = root.joinpath(*p.parts[1:])
+    if target.is_dir():
+        return target
+    if not p.is_dir() or (p.is_dir() and not any(p.iterdir())):  # never the repository's empty outputs/ instead
+        raise ValueError(f"{p}: no such run folder under MMBENCH_OUTPUTS={root} (outputs/ means that folder while "
+                         f"MMBENCH_OUTPUTS is set)")
     return None
 
 

@@ -17,7 +17,7 @@ def test_end_report_lists_our_runs_under_what_was_written(demo, tmp_path):
     assert saved["runs"] == [] and saved["report"] == body  # no sub-run of its own: the report is the headline
     assert body["tables"] == ["seed1_table3"] and body["figures"] == ["seed1_fig6"]
     (row,) = body["rows"]
-    assert row[:6] == ["seed__random", "seed", "All", "random", "demo data", "ranking"]
+    assert row[:6] == ["seed__random", "seed", "All", "random", "demo data", "ranking (seed1-ppl, sum)"]
     assert row[6] == "" and isinstance(row[7], int) and isinstance(row[8], float) and row[10:] == [0, 0, "-"]  # failed, n/a, truncated (ranking: none)
     text = format_table(saved)
     assert text.startswith("Paper tables and figures (seed): 1 tables and 1 figures") and "no finished sub-run" not in text
