@@ -44,6 +44,20 @@ def sub_runs(folder) -> list[Path]:
     return sorted(found, key=lambda p: ((p / METRICS).stat().st_mtime_ns, str(p)))
 
 
+def one_run(ref) -> Path:
+    """The one run ``ref`` names (``reader.resolve_run``: run id, folder, ``outputs/<id>``): the folder itself when it
+    is a run, its only sub-run when it is a top folder holding one (a generation run's ``<id>/<label>``); RunError,
+    one line naming them, when it holds several."""
+    folder = resolve_run(ref)
+    if (folder / METRICS).is_file():
+        return folder
+    found = sub_runs(folder)
+    if len(found) > 1:
+        names = [p.relative_to(folder).as_posix() for p in found]
+        raise RunError(f"{ref}: a folder of {len(found)} sub-runs {names[:8]}: name one of them, e.g. {ref}/{names[0]}")
+    return found[0] if found else folder
+
+
 def data_source(run) -> str:
     """What data a run scored (``core.datasource.describe``): ``demo data``, ``full split`` or ``subset (n=12)``,
     from the run's manifest (its ``config``, item count, and whether the folder is one shard)."""

@@ -32,7 +32,8 @@ import pandas as pd  # noqa: E402
 from mmbench_lib.analysis import reader
 from mmbench_lib.analysis.reader import Run
 from mmbench_lib.analysis.compare import unpairable
-from mmbench_lib.analysis.results import data_source, random_weights, run_result
+from mmbench_lib.analysis.results import data_source, random_weights, run_result, sub_runs
+from mmbench_lib.core.store import METRICS
 from mmbench_lib.core.datasource import is_demo
 from mmbench_lib.core import manifest
 from mmbench_lib.core.metrics import SCORED
@@ -128,11 +129,24 @@ def _identity(run: Run) -> str:
                       sort_keys=True, default=str)
 
 
+def expand(runs) -> list:
+    """``runs`` with each folder of sub-runs (a generation run's top folder, the quickstart's pairs) replaced by its
+    sub-runs (``analysis.results.sub_runs``), as ``mmbench compare`` takes them; run ids resolved."""
+    out = []
+    for r in runs or []:
+        if isinstance(r, Run):
+            out.append(r)
+            continue
+        folder = resolve_run(r)
+        out += [folder] if (folder / METRICS).is_file() else (sub_runs(folder) or [folder])
+    return out
+
+
 def _as_runs(runs) -> list[Run]:
     """``runs`` as labelled :class:`Run` objects, each folder once (the same run given twice, e.g. a demo run the
     notebook adds and the user names again, is one row and never paired with itself)."""
     out, seen = [], set()
-    for r in runs or []:
+    for r in expand(runs):
         run = r if isinstance(r, Run) else load_run(r)
         key = _identity(run)
         if key not in seen:
@@ -714,7 +728,28 @@ def render(papers: str, out_dir, runs=None) -> dict[str, list[Path]]:
     renderers = {"seed": render_seed, "mmmu": render_mmmu}
     if papers not in renderers:
         raise ValueError(f"papers must be one of {sorted(renderers)}, got {papers!r}")
+    runs = _as_runs(runs)
+    for line in placement(papers, runs):
+        print(line, flush=True)
     return renderers[papers](out_dir, runs)
+
+
+#: the published tables each ``papers`` value renders (their owning tasks are the benchmarks it shows)
+PAPER_TABLES = {"seed": ("seed2_table2", "seed1_table3", "seed2plus_table2"),
+                "mmmu": ("mmmu_table2", "cmmmu_table4", "mmmu_pro_leaderboard")}
+
+
+def placement(papers: str, runs) -> list[str]:
+    """One line for each run that no table or figure of ``papers`` shows, saying why and where it would show."""
+    shown = {p: {owner(t) for t in tables} for p, tables in PAPER_TABLES.items()}
+    lines = []
+    for r in runs:
+        if _benchmark(r) in shown[papers]:
+            continue
+        other = [p for p, benches in shown.items() if _benchmark(r) in benches]
+        where = f"papers={other[0]!r} shows it" if other else f"no paper table here shows {_benchmark(r)} runs"
+        lines.append(f"{r.key}: a {_benchmark(r)} run, in no table or figure of papers={papers!r} ({where})")
+    return lines
 
 
 def gallery(run_folders: Sequence, dest="docs/figures") -> Path:
