@@ -193,7 +193,8 @@ def cmd_compare(a) -> int:
         sys.stdout.write(render(pairs, a.format, "Paired differences (points) on the common items: Newcombe's 95% "
                                                  "interval, McNemar's exact p"))
     elif a.format == "text":
-        print("\nno two runs of one benchmark share scored items: no paired test")
+        print("\nno paired test: " + ("no pair could be made (the lines above say why)" if pairs.attrs.get("notes")
+                                      else "no two runs of one benchmark share scored items"))
     for name in a.published or []:  # the published rows to set the runs against, under their source note's title
         title = published.source(name).splitlines()[0].lstrip("# ")
         print(f"\n{title}" if a.format in ("text", "markdown") else "")

@@ -10,6 +10,7 @@ import pandas as pd
 
 from mmbench_lib.analysis.reader import RunError, load_run, resolve_run
 from mmbench_lib.analysis.results import protocol_of, result, run_result, sub_runs
+from mmbench_lib.core.record import differences
 from mmbench_lib.core.store import SHARDS, lock_holder
 from mmbench_lib.core.uncertainty import compare_runs
 
@@ -55,7 +56,8 @@ def compare_tables(refs) -> tuple[pd.DataFrame, pd.DataFrame]:
                 continue
             why = unpairable(a, b)
             if why:
-                notes.append(f"{name_a} and {name_b} not paired: {why}")
+                differ = "; ".join(differences(a.record, b.record))  # every field in which the two runs differ
+                notes.append(f"{name_a} and {name_b} not paired: {why}" + (f" (they differ in {differ})" if differ else ""))
                 continue
             try:
                 c = compare_runs(a.samples.to_dict("records"), b.samples.to_dict("records"))

@@ -25,7 +25,7 @@ from mmbench_lib.core import paths
 from mmbench_lib.core.metrics import upgrade
 from mmbench_lib.core.store import MANIFEST, METRICS, SHARDS, read_jsonl
 from mmbench_lib.tasks.base import UnknownTask, canonical_name, get_task, load_items as task_items
-from mmbench_lib.pipeline.config import run_params
+from mmbench_lib.core.record import RunRecord, flat_params, from_manifest
 
 RANKING, GENERATION = "ranking", "generation"
 SCORED_FILE = "scored.jsonl"
@@ -164,7 +164,7 @@ def display_model(manifest: dict, metrics: dict, default=None) -> str:
     """The name a run's rows and legends carry: the run's ``model_name`` (the spec's ``model.name``; ``+ OCR`` for the OCR
     baseline), else ``default`` (or the metrics' label / model) with a local folder named by its folder name;
     the Random / Frequent Choice baselines keep their names."""
-    given = run_params(manifest or {}).get("model_name")
+    given = flat_params(manifest or {}).get("model_name")
     base = metrics.get("baseline")
     if given and base not in ("random", "frequent"):
         return f"{given} + OCR" if base == "ocr" else given
@@ -207,6 +207,11 @@ class Run:
     files: list[Path] = field(repr=False)
     label: str = ""
     _samples: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def record(self) -> RunRecord:
+        """The run's typed record (``core.record``: its manifest read in the one place, older ones upgraded)."""
+        return from_manifest(self.manifest)
 
     @property
     def benchmark(self) -> str:

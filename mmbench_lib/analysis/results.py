@@ -25,9 +25,9 @@ from mmbench_lib.tasks.base import get_task, is_task
 from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.analysis.reader import RANKING, RunError, display_model, load_run, resolve_run
 from mmbench_lib.core.datasource import describe
+from mmbench_lib.core.record import flat_params
 from mmbench_lib.core.metrics import ENTRY_KEYS, SCHEMA_VERSION, ci_fractions, entry
 from mmbench_lib.core.store import METRICS, SHARDS, write_json_atomic
-from mmbench_lib.pipeline.config import run_params
 
 RESULTS = "results.json"
 COLUMNS = ("run", "benchmark", "scope", "model", "data", "protocol", "setting", "n", "accuracy", "95% interval",
@@ -62,7 +62,7 @@ def data_source(run) -> str:
     """What data a run scored (``core.datasource.describe``): ``demo data``, ``full split`` or ``subset (n=12)``,
     from the run's manifest (its ``config``, item count, and whether the folder is one shard)."""
     man = run.manifest or {}
-    config = run_params(man) or {"data": man.get("data") or {}}
+    config = flat_params(man) or {"data": man.get("data") or {}}
     one_shard = (config.get("num_shards") or 1) > 1 and Path(run.folder).parent.name == SHARDS
     n = man.get("n_items") or (len(run.samples) if run.files else None)
     bench = man.get("benchmark") or config.get("benchmark")
@@ -76,7 +76,7 @@ def setting(run) -> str:
     answers; MMMU's ``validation`` / ``dev``) and the option order (``rot-1``: CircularEval's rotation 1;
     ``perm-3``: options permuted with seed 3), from the run's metrics and manifest."""
     man = run.manifest or {}
-    config = run_params(man) or {}
+    config = flat_params(man) or {}
     bench = run.benchmark or man.get("benchmark")
     parts = []
     split = run.metrics.get("split") or config.get("split") or man.get("split")
@@ -94,7 +94,7 @@ def random_weights(run) -> bool:
     numbers are not a model's and are never ranked."""
     man = run.manifest or {}
     return "random-weight" in json.dumps(man.get("model") or {}, default=str) or \
-        str(run_params(man).get("model", "")).startswith("tiny-")
+        str(flat_params(man).get("model", "")).startswith("tiny-")
 
 
 @dataclass(frozen=True)

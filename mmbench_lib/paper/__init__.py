@@ -45,7 +45,7 @@ from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.core.uncertainty import compare_runs
 from mmbench_lib.analysis import plots
 from mmbench_lib.paper import figures
-from mmbench_lib.pipeline.config import run_params
+from mmbench_lib.core.record import differences
 
 OURS_COLOR = figures.OURS_COLOR
 PAPER = "paper"
@@ -111,21 +111,15 @@ def label_of(run: Run) -> str:
 run_key = reader.run_key
 
 
-#: flat run parameters that do not change what a run computes (where it is written, how fast, how it reports)
-_NOT_IDENTITY = ("out_dir", "parameters", "progress", "retry_failed", "batch_size", "batch_policy", "backend",
-                 "device", "device_map", "max_memory", "shard_index", "num_shards", "cache_dir")
-
-
 def _identity(run: Run) -> str:
-    """What makes two run folders the same run: the same settings (the manifest's config without where and how fast)
-    on the same data files with the same answers; a run without a recorded config is itself only."""
-    config = run_params(run.manifest)
-    if not config:
+    """What makes two run folders the same run: the same settings (``core.record.RunRecord.identity``) on the same
+    data files with the same answers; a run without a recorded config is itself only."""
+    record = run.record
+    if not record.params:
         return str(Path(run.folder).resolve())
-    same = {k: v for k, v in config.items() if k not in _NOT_IDENTITY}
     s = run.samples  # and the same answers (an edited copy is another run)
     answers = sorted(zip(s["id"].astype(str), s["prediction"].astype(str), s["correct"].astype(str))) if len(s) else []
-    return json.dumps([run.benchmark, same, run.manifest.get("data_sha256"), run.manifest.get("n_items"), answers],
+    return json.dumps([run.benchmark, record.identity(), record.data_sha256, record.n_items, answers],
                       sort_keys=True, default=str)
 
 
@@ -487,7 +481,7 @@ def setting_table(name: str, runs=None) -> pd.DataFrame:
     for r in runs:
         if _benchmark(r) != task.name:
             continue
-        col = task.table_column(name, r.metrics.get("split") or run_params(r.manifest).get("split"))
+        col = task.table_column(name, r.metrics.get("split") or r.record.get("split"))
         columns = {col: Column(col, every)}
         frames.append(_intervals(pd.DataFrame(_ours_rows([r], [task.name], columns, 1)), [r], columns, 1))
     df = _with_ours(published.load(name), [])
@@ -590,7 +584,8 @@ def paired_tests(runs, benchmarks: Sequence[str] | None = None) -> pd.DataFrame:
                     continue
                 why = unpairable(a, b)  # as `mmbench compare`: a CircularEval rot-1 run is not rot-0's pair
                 if why:
-                    notes.append(f"{a.label} and {b.label} not paired: {why}")
+                    differ = "; ".join(differences(a.record, b.record))
+                    notes.append(f"{a.label} and {b.label} not paired: {why}" + (f" (they differ in {differ})" if differ else ""))
                     continue
                 try:
                     res = compare_runs(items_a.to_dict("records"), items_b.to_dict("records"))
