@@ -218,7 +218,7 @@ def test_image_type_table_and_chart_take_our_mmmu_runs(demo_runs):
     ours_cols = [c for c in table.columns if c.endswith("(ours)")]
     assert len(ours_cols) == 2
     m = _metrics(demo_runs["mmmu__frequent"])
-    col = next(c for c in ours_cols if c.startswith("Frequent"))
+    col = next(c for c in ours_cols if c.startswith("frequent"))
     by_type = table.set_index("image_type")[col]
     assert by_type["Test Overall"] == pytest.approx(round(100 * m["overall"]["accuracy"], 1))
     for kind, v in m["per_image_type"].items():
@@ -258,7 +258,7 @@ def test_paired_tests_between_our_runs(demo_runs, tmp_path):
     table = paper.paired_tests(list(demo_runs.values()))
     assert sorted(table["benchmark"]) == ["cmmmu", "mmmu", "seed", "seed2"]  # one pair per benchmark, none across
     row = table[table["benchmark"] == "mmmu"].iloc[0]
-    first = "random" if row["run_a"].startswith("Random") else "frequent"
+    first = "random" if row["run_a"].startswith("random") else "frequent"
     a, b = demo_runs[f"mmmu__{first}"], demo_runs[f"mmmu__{'frequent' if first == 'random' else 'random'}"]
     direct = compare_runs(ours.item_rows(a).to_dict("records"), ours.item_rows(b).to_dict("records"))
     assert row["difference"] == pytest.approx(direct["difference"]) and row["n"] == 24
