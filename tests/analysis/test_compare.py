@@ -98,3 +98,30 @@ def test_cli_sets_the_runs_against_a_published_table(folders, capsys):
     text = capsys.readouterr().out
     assert "SEED-Bench-2-Plus, Table 2 (answer ranking, paper)" in text and "|SPHINX-v2-1k" in text
     assert "MMMU, test-split leaderboard (55 entries)" in text and "InternVL2.5-78B" in text
+
+
+def test_outputs_means_mmbench_outputs_when_it_is_set(folders, monkeypatch, capsys):
+    """The README's `mmbench metrics outputs/<id>` with MMBENCH_OUTPUTS set reads that folder (issue 41), and
+    `outputs/<missing>` is one line, never the repository's empty outputs/."""
+    root, a, b = folders
+    monkeypatch.setenv("MMBENCH_OUTPUTS", str(root))
+    assert main(["metrics", "outputs/b"]) == 0
+    assert f"run folder: {b}" in capsys.readouterr().out
+    assert main(["metrics", "outputs"]) == 0  # the outputs root itself: every run in it
+    out = capsys.readouterr().out
+    assert "a/seed__random" in out and "|b " in out
+    assert main(["metrics", "outputs/nothing_here"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("mmbench: error: outputs/nothing_here: no such run folder under MMBENCH_OUTPUTS=") and "\n" not in err
+
+
+def test_csv_with_published_is_refused_and_newlines_stay_in_their_row(folders, capsys):
+    root, a, b = folders
+    assert main(["compare", str(b), "--format", "csv", "--published", "seed2_table2"]) == 2
+    err = capsys.readouterr().err
+    assert "one table" in err and "mmbench published show seed2_table2 --format csv" in err
+    df = compare.compare_tables([b])[0].assign(model="my\nmodel")
+    for fmt in ("markdown", "latex", "text"):
+        lines = export.render(df, fmt).splitlines()
+        assert len(lines) == {"markdown": 3, "text": 2, "latex": 7}[fmt], (fmt, lines)  # the row is one line
+        assert any("my model" in line for line in lines), fmt
