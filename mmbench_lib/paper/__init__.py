@@ -12,8 +12,7 @@ Our rows are recomputed from the run's item rows (``predictions.jsonl`` / ``scor
 in the ranked tables and heat-maps, a rank interval (``<rank col>_low/high``). Published rows carry
 no item-level data: they get no interval, and the figures say so.
 
-A short face over :mod:`~mmbench_lib.paper.rows` (our runs as rows), :mod:`~mmbench_lib.paper.tables` (the tables,
-heat-maps and paired tests) and :mod:`~mmbench_lib.paper.render` (saving and rendering).
+A short face over ``paper.rows``, ``paper.tables`` and ``paper.render``.
 
 More: docs/modules.md, ``mmbench_lib/paper/__init__.py``.
 """
