@@ -125,3 +125,12 @@ def test_csv_with_published_is_refused_and_newlines_stay_in_their_row(folders, c
         lines = export.render(df, fmt).splitlines()
         assert len(lines) == {"markdown": 3, "text": 2, "latex": 7}[fmt], (fmt, lines)  # the row is one line
         assert any("my model" in line for line in lines), fmt
+
+
+def test_one_run_takes_a_top_folder_holding_one_sub_run(folders):
+    from mmbench_lib.analysis.results import one_run
+
+    root, a, b = folders
+    assert one_run(root / "a") == a and one_run(b) == b
+    with pytest.raises(RunError, match=r"a folder of 2 sub-runs .*name one of them"):
+        one_run(root)
