@@ -27,6 +27,7 @@ import yaml
 from mmbench_lib.models.policy import policy_from
 from mmbench_lib.analysis.results import write_results
 from mmbench_lib.analysis.subsets import _benchmark as same_benchmark, read_blind_ids
+from mmbench_lib.core.flags import is_bool, parse_bool
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.core.paths import check_outputs_root, make_run_id, run_folder, validate_run_id
 from mmbench_lib.core.progress import ENV as PROGRESS_ENV, CellLines
@@ -144,7 +145,7 @@ def _type_ok(value, default) -> bool:
     if default is None:
         return True
     if isinstance(default, bool):
-        return isinstance(value, bool)
+        return is_bool(value)  # the one rule (core.flags); check_params stores the parsed value
     if isinstance(default, int):
         return isinstance(value, int) and not isinstance(value, bool)
     if isinstance(default, float):
@@ -186,6 +187,8 @@ def check_params(notebook: str, params: dict, known: dict) -> None:
             continue
         if not _type_ok(value, default):
             raise bad(name, f"expected {_type_name(default)} (like the default {default!r}), got {_type_name(value)}")
+        if isinstance(default, bool):
+            params[name] = parse_bool(value)  # "yes", "true", 1: the notebook gets a bool
     for name in ("batch_size", "num_shards", "max_new_tokens"):
         if name in params and params[name] < 1:
             raise bad(name, "must be >= 1")
