@@ -33,6 +33,7 @@ from mmbench_lib.core.paths import check_outputs_root, make_run_id, run_folder, 
 from mmbench_lib.core.progress import ENV as PROGRESS_ENV, CellLines
 from mmbench_lib.core.yaml_limits import load as load_yaml
 from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_atomic
+from mmbench_lib.pipeline.params import with_data
 from mmbench_lib.pipeline.preflight import BadValue, absolute_paths, check_values
 from mmbench_lib.pipeline.selection import describe_change, selection_change
 from mmbench_lib.scoring import REDUCTIONS, scorer_names
@@ -210,14 +211,22 @@ def check_params(notebook: str, params: dict, known: dict) -> None:
         if isinstance(num_shards, int) and isinstance(index, int) and not 0 <= index < num_shards:
             name = "shard_index" if "shard_index" in params else "num_shards"
             raise bad(name, f"need 0 <= shard_index ({index}) < num_shards ({num_shards})")
-    benchmark = params.get("benchmark", defaults.get("benchmark"))
-    unread = get_task(benchmark).unread_paths({**defaults, **params}) if is_task(benchmark) else ()
-    for name in (p for p in PATH_PARAMS if p not in unread):
-        if params.get(name) and not _exists(params[name]):
-            raise bad(name, "no such file or folder")
-    for key, path in (params.get("video_roots") or {}).items() if "video_roots" not in unread else ():
-        if path and not (isinstance(path, str) and _exists(path)):
-            raise ParameterError(f"{notebook}: parameter video_roots[{key!r}]={path!r}: no such folder")
+    for name, bench in data_parameters(known).items():  # a report's data mapping: the task's own names, checked
+        try:
+            with_data({"benchmark": params.get(bench, defaults.get(bench)), "data": params.get(name, {})}, name)
+        except ValueError as e:
+            raise ParameterError(f"{notebook}: parameter {e}") from None
+    for prefix, bench, given in [("", "benchmark", params), *((f"{n}.", b, params[n]) for n, b in data_parameters(known).items()
+                                                              if isinstance(params.get(n), dict))]:
+        benchmark = params.get(bench, defaults.get(bench))
+        merged = {**defaults, **params, **given}
+        unread = get_task(benchmark).unread_paths(merged) if is_task(benchmark) else ()
+        for name in (p for p in PATH_PARAMS if p not in unread):
+            if given.get(name) and not _exists(given[name]):
+                raise ParameterError(f"{notebook}: parameter {prefix}{name}={given[name]!r}: no such file or folder")
+        for key, path in (given.get("video_roots") or {}).items() if "video_roots" not in unread else ():
+            if path and not (isinstance(path, str) and _exists(path)):
+                raise ParameterError(f"{notebook}: parameter {prefix}video_roots[{key!r}]={path!r}: no such folder")
 
 
 def notebook_parameters(notebook) -> dict:
@@ -246,17 +255,28 @@ def notebook_parameters(notebook) -> dict:
     return out
 
 
+def data_parameters(known: dict) -> dict[str, str]:
+    """A notebook's data mappings -> the parameter naming their benchmark: ``data`` -> ``benchmark`` (reports 51,
+    52), ``<x>_data`` -> ``<x>_benchmark`` (report 50's ``ranking_data``)."""
+    return {n: n[:-4] + "benchmark" for n in known if (n == "data" or n.endswith("_data")) and n[:-4] + "benchmark" in known}
+
+
 def effective_params(params: dict, known: dict) -> dict:
-    """The values the notebook will run with: its defaults, then ``params``."""
-    return {**{name: _default_value(info) for name, info in known.items()}, **params}
+    """The values the notebook will run with: its defaults, then ``params``; a ``data`` mapping spread into
+    parameters of their own (``pipeline.params.with_data``: the task's names, checked by ``check_params``)."""
+    values = {**{name: _default_value(info) for name, info in known.items()}, **params}
+    try:
+        return with_data(values)
+    except ValueError:
+        return values
 
 
 def notebook_protocol(known: dict) -> str | None:
     """``ranking`` or ``generation``: the protocol of the notebook's default benchmark(s), if any; ``None``
     for a notebook that takes both (a SEED ``annotation_file`` and an MMMU / CMMMU ``source``: the reports
     51 and 52 run on any benchmark; the audit's ``responses``: notebook 53)."""
-    if "annotation_file" in known and "source" in known:
-        return None
+    if "data" in known or ("annotation_file" in known and "source" in known):
+        return None  # (a report's one data mapping takes either protocol's task)
     if "responses" in known:  # the reproduction audit (53) reads other harnesses' files of either protocol
         return None
     default = _default_value(known.get("benchmark") or known.get("benchmarks") or {})
@@ -281,6 +301,13 @@ def check_param_values(notebook: str, params: dict, known: dict) -> None:
         check_values(values, notebook_protocol(known))
     except BadValue as e:
         raise ParameterError(f"{notebook}: parameter {e.name}={values.get(e.name)!r}: {e}") from None
+    for name, bench in data_parameters(known).items():  # report 50's two mappings: each as its task's data
+        if name != "data" and values.get(bench) and isinstance(values.get(name), dict):
+            part = with_data({"benchmark": values[bench], "data": values[name]})
+            try:
+                check_values(part)
+            except BadValue as e:
+                raise ParameterError(f"{notebook}: parameter {name}.{e.name}={part.get(e.name)!r}: {e}") from None
     if values.get("blind_ids"):  # read before any item is scored, not after
         try:
             blind = read_blind_ids(values["blind_ids"])

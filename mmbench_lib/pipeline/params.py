@@ -48,6 +48,17 @@ def with_data(values: dict, name: str = "data", benchmark_name: str = "benchmark
     return {**{k: v for k, v in values.items() if k != name}, **get_task(benchmark).data_defaults, **data}
 
 
+def task_data(benchmark: str, data: dict, demo: dict | None = None) -> dict:
+    """A task's run data from a report's data mapping (:func:`with_data`, then :func:`run_data`; the demo set when it
+    names no data): a ranking task's loader arguments; a generation task's ``source``, ``split`` (None: the
+    default), ``subjects`` (None: all) and ``cache_dir``."""
+    values = with_data({"benchmark": benchmark, "data": data})
+    out = run_data(benchmark, demo, **{k: values[k] for k in data_names(benchmark) if k in values and k != "split"})
+    if protocol_for(benchmark).generates:
+        out.update(split=values.get("split") or None, subjects=None if out["subjects"] in ("all", "") else out["subjects"])
+    return out
+
+
 def flat_params(values: dict) -> dict:
     """The flat ``RunSpec`` parameters of a notebook's ``values``: every flat name of the spec (``config.SURFACE``)
     given a value that is not empty (nor in :data:`UNSET`), the endpoint options (:func:`endpoint_options`);

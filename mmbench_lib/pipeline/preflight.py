@@ -417,6 +417,9 @@ def absolute_paths(params: dict, cwd: Path | str | None = None) -> dict:
         return one(name, v, maybe_name)
 
     out = dict(params)
+    for name, value in params.items():  # a report notebook's data mapping (``data``, ``ranking_data``): the same rule
+        if (name == "data" or name.endswith("_data")) and isinstance(value, dict):
+            out[name] = absolute_paths(value, cwd)
     for name in PATH_VALUES:
         if name in out:
             out[name] = each(name, out[name])

@@ -25,7 +25,8 @@ from mmbench_lib.pipeline.shards import merge_runs, select
 from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.tasks.base import load_items as task_items
 from mmbench_lib.pipeline.backend import call_size, ranking_call_size, with_backend
-from mmbench_lib.pipeline.params import demo_args, loader_args, model_settings, notebook_spec, run_data  # noqa: F401 - re-exported
+from mmbench_lib.pipeline.params import (demo_args, loader_args, model_settings, notebook_spec, run_data,  # noqa: F401
+                                       task_data)  # (re-exported)
 
 
 def run_dir(run_id: str | None = None, label: str = "run", shard: tuple[int, int] | None = None) -> Path:

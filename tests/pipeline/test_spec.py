@@ -53,7 +53,7 @@ def test_one_mapping_serves_notebooks_and_reports(demo, tmp_path):
             "chat_template_kwargs": {}, "stop_strings": [], "limit": 0, "seed": 0, "shard_index": 0, "num_shards": 1}
     nb = notebook_spec(cell, tmp_path, demo)
     flat = RunSpec.from_params("mmmu", tmp_path, source=demo["mmmu"]["source"], model="smollm2")
-    report = configs.base_config("mmmu", tmp_path, demo)
+    report = configs.base_config({"benchmark": "mmmu", "data": {}, "model": "smollm2"}, tmp_path, demo)
     assert nb.to_dict() == flat.to_dict() == report.to_dict()
     assert nb.generation.max_new_tokens == 16 and nb.generation.scorer == "shared-prefix"
 
