@@ -245,7 +245,7 @@ class ModelSpec:
     spec: str = _f("smollm2", (str,), "the model spec (`mmbench list models`)", flat="model", cli=True)
     name: str = _f("", (str,), "display name in tables and figures (empty: from the spec)", flat="model_name", cli=True)
     dtype: str | None = _f(None, (str, _NONE), "auto, float32, float16 or bfloat16", cli=True)
-    device: str = _f("auto", (str,), "auto, cpu, mps, cuda or cuda:<n> (ignored with device_map)", cli=True)
+    device: str = _f("auto", (str,), "auto, cpu, mps, cuda or cuda:N (ignored with device_map)", cli=True)
     device_map: str | dict | None = _f(None, (str, dict, _NONE), "null: one device; auto: accelerate over the GPUs; "
                                        "or module -> device", cli=("auto | none | '{module: device, ...}'", parse_device_map))
     max_memory: dict | None = _f(None, (dict, _NONE), "with device_map: cap per device, e.g. {0: 38GiB}",
@@ -389,7 +389,7 @@ class JudgeSpec:
 
     clip_model: str = _f("ViT-L-14", (str,), "open_clip model judging SEED-2's image outputs")
     clip_pretrained: str | None = _f("openai", (str, _NONE), "its pretrained tag (null: random weights, tests only)")
-    generated_dir: str | Path | None = _f(None, (str, Path, _NONE), "images generated elsewhere, <question_id>.png")
+    generated_dir: str | Path | None = _f(None, (str, Path, _NONE), "images generated elsewhere, named QUESTION_ID.png")
     ocr_lang: str | None = _f(None, (str, _NONE), "tesseract language of the OCR baseline (null: the task's)")
     ocr_psm: int | None = _f(None, (int, _NONE), "tesseract page segmentation mode, 0-13")
 

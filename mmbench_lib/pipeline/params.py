@@ -13,7 +13,7 @@ from mmbench_lib.tasks.base import get_task, is_task
 from mmbench_lib.tasks.protocols import protocol_for
 
 #: flat names whose notebook values reach the spec another way: the task's data (:func:`run_data`), the endpoint
-NOT_DIRECT = ("benchmark", "data", "source", "subjects", "cache_dir", "endpoint")
+NOT_DIRECT = ("benchmark", "endpoint", *(p.name for p in SURFACE if p.key.split(".")[0] == "data"))
 #: notebook values that mean "not given" (the spec's default) besides the empty ones
 UNSET = {"max_new_tokens": (0,), "dtype": ("auto",), "device_map": ("none",), "baseline": ("all",)}
 _EMPTY = ("", None, {}, [])
@@ -80,17 +80,17 @@ def demo_args(benchmark: str, paths: dict, **filters) -> dict:
     return get_task(benchmark).demo_args(paths, **filters)
 
 
-def model_settings(device: str = "auto", dtype: str | None = "auto", revision: str | None = "",
-                   trust_remote_code: bool = False, device_map=None, max_memory: dict | None = None,
-                   processor_kwargs: dict | None = None, system_prompt: str = "", chat_template_kwargs: dict | None = None,
-                   stop_strings: list | None = None) -> dict:
-    """The model settings of a notebook's parameters as ``RunSpec.from_params`` / ``load_adapter`` keywords
-    (empty strings and dicts mean "not given"; dtype "auto" is recorded as None, the default); the model-card
-    settings (processor keywords, system prompt, chat-template keywords, stop strings) only when given."""
-    given = flat_params({k: v for k, v in locals().items()})
-    base = {"device": device, "dtype": None, "revision": None, "trust_remote_code": trust_remote_code,
-            "device_map": None, "max_memory": None}
-    return {**base, **{k: v for k, v in given.items() if k != "endpoint"}}
+#: the model settings a notebook shares between its runs (``load_adapter`` keywords too): the model part's fields
+#: but the spec, its name, the engine and the video path, and the stop strings
+SETTINGS = (*(p.name for p in SURFACE if p.part == "model" and p.key not in ("spec", "name", "engine_options", "video_input")),
+            "stop_strings")
+
+
+def model_settings(values: dict) -> dict:
+    """The model settings of a notebook's parameters ``values`` (its globals may be given) as ``RunSpec.from_params``
+    / ``load_adapter`` keywords: those given (:func:`flat_params`: empty strings and dicts, and dtype "auto", mean
+    "not given", the default)."""
+    return {k: v for k, v in flat_params(values).items() if k in SETTINGS}
 
 
 def loader_args(benchmark: str, annotation_file: str = "", demo: dict | None = None, **kw) -> dict:
@@ -176,3 +176,13 @@ def check_parts(values: dict) -> None:
                 given = values.get("engine_options") or {}
                 name = "engine_options" if field[-1] in given else {"base_url": "endpoint_url"}.get(field[-1], field[-1])
             raise ValueError(name, str(e)) from None
+
+
+def surface_table() -> str:
+    """The docs table of the flat parameters (docs/runs.md "The run spec"), derived from the spec's field metadata
+    (``config.SURFACE``); ``tests/pipeline/test_surface.py`` keeps the docs equal to it."""
+    rows = ["| flat parameter | part.field | type | `mmbench run` shortcut | what |", "|---|---|---|---|---|"]
+    for p in SURFACE:
+        flag = f"`--{p.name.replace('_', '-')}`" if p.cli else ""
+        rows.append(f"| `{p.name}` | `{p.part}.{p.key}` | {p.type_name} | {flag} | {p.doc} |")
+    return "\n".join(rows) + "\n"

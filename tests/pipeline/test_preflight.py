@@ -137,8 +137,10 @@ def test_run_config_records_placement_and_passes_it_to_the_loader(tmp_path):
     from mmbench_lib.pipeline.config import RunConfig
     from mmbench_lib.pipeline.runs import model_settings
 
-    settings = model_settings("cpu", "auto", "", False, "auto", {"0": "20GiB", "cpu": "60GiB"})
-    assert settings["dtype"] is None and settings["revision"] is None
+    settings = model_settings({"device": "cpu", "dtype": "auto", "revision": "", "trust_remote_code": False,
+                               "device_map": "auto", "max_memory": {"0": "20GiB", "cpu": "60GiB"}, "benchmark": "x"})
+    assert settings == {"device": "cpu", "trust_remote_code": False, "device_map": "auto",
+                        "max_memory": {"0": "20GiB", "cpu": "60GiB"}}  # empty and "auto": the defaults
     c = RunConfig("mmmu", tmp_path, source="data/demo/mmmu", **settings)
     assert c.max_memory == {0: "20GiB", "cpu": "60GiB"}  # accelerate's keys: GPU indices as ints
     opts = c.adapter_options()

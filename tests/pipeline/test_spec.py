@@ -92,17 +92,3 @@ def test_mmbench_run_refuses_bad_engine_options_before_the_run_folder(tmp_path, 
     errors = [line for line in proc.stderr.splitlines() if line.startswith("mmbench: error:")]
     assert proc.returncode == 2 and len(errors) == 1 and why in errors[0], proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "outputs" / "x").exists()
-
-
-def test_the_docs_table_lists_every_part_field_and_flat_parameter():
-    """docs/runs.md "The run spec": one row per part field, naming the flat parameters that map onto it."""
-    from dataclasses import fields
-
-    from mmbench_lib.pipeline.config import PARTS
-
-    rows = [line.split("|")[1:4] for line in (ROOT / "docs" / "runs.md").read_text().splitlines()
-            if line.startswith("| `") and line.count("|") == 4]
-    table = {(p.strip(" `"), f.strip(" `")): {x.strip(" `") for x in flat.split(",")} for p, f, flat in rows}
-    want = {(part, f.name): {k for k, (p, key) in FLAT.items() if p == part and key.split(".")[0] == f.name}
-            for part, cls in PARTS.items() for f in fields(cls)}
-    assert table == want
