@@ -33,14 +33,12 @@ from mmbench_lib.core.paths import check_outputs_root, make_run_id, run_folder, 
 from mmbench_lib.core.progress import ENV as PROGRESS_ENV, CellLines
 from mmbench_lib.core.yaml_limits import load as load_yaml
 from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_atomic
-from mmbench_lib.pipeline.params import with_data
-from mmbench_lib.pipeline.preflight import BadValue, absolute_paths, check_values
+from mmbench_lib.pipeline.params import is_given, with_data
+from mmbench_lib.pipeline.preflight import BadValue, absolute_paths, check_values, did_you_mean
 from mmbench_lib.pipeline.selection import describe_change, selection_change
-from mmbench_lib.scoring import REDUCTIONS, scorer_names
 from mmbench_lib.pipeline.shards import shard_from_params
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task, path_parameters
-from mmbench_lib.tasks.recipes import RECIPES
-from mmbench_lib.pipeline.config import run_params
+from mmbench_lib.pipeline.config import SURFACE, run_params
 
 
 class ParameterError(ValueError):
@@ -195,11 +193,9 @@ def check_params(notebook: str, params: dict, known: dict) -> None:
             raise bad(name, "must be >= 1")
     if params.get("limit") is not None and params.get("limit", 0) < 0:
         raise bad("limit", "must be >= 0 (0 or null: all items)")
-    choices = {"reduction": sorted(REDUCTIONS), "scorer": scorer_names(), "recipe": sorted(RECIPES),
-               "video_input": ["frames", "native"], "backend": ["auto", "hf", "batched", "openai", "vllm"]}  # config.BACKENDS
-    for name, allowed in choices.items():
-        if name in params and params[name] not in allowed:
-            raise bad(name, f"must be one of {allowed}")
+    for p in SURFACE:  # the values a spec field takes (config: its ``choices``); empty and UNSET: the default
+        if p.choices and p.name in params and is_given(p.name, params[p.name]) and params[p.name] not in p.allowed():
+            raise bad(p.name, f"must be one of {sorted(p.allowed())}{did_you_mean(params[p.name], p.allowed())}")
     if isinstance(params.get("batch_policy"), dict):
         try:
             policy_from(params["batch_policy"])

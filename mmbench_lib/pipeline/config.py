@@ -121,6 +121,8 @@ def _types(part: str, obj) -> None:
                 raise ValueError(f"{part}.{f.name}: {e}") from None
         elif not isinstance(v, ok) or (isinstance(v, bool) and bool not in ok):
             raise ValueError(f"{part}.{f.name}: expected {_type_names(ok)}, got {type(v).__name__} {v!r}")
+        elif v is not None and f.metadata.get("choices"):
+            _known(f"{part}.{f.name}", v, list(f.metadata["choices"]()))
 
 
 def _known(where: str, value, known) -> None:
@@ -146,12 +148,14 @@ def _plain(v):
 _NONE = type(None)
 
 
-def _f(default=None, kind=(str,), doc: str = "", *, factory=None, flat: str | None = None, cli=None, keys=None):
+def _f(default=None, kind=(str,), doc: str = "", *, factory=None, flat: str | None = None, cli=None, keys=None,
+       choices=None):
     """A spec field and its notebook-facing metadata: ``kind`` (the types it takes; ``bool`` parsed by the one
     rule), ``doc`` (the docs table's line), ``flat`` (its flat parameter name; default: the field's),
     ``cli`` (an ``mmbench run`` shortcut: ``True``, or ``(hint, parse)`` for text parsed into the value),
-    ``keys`` (task.data: data keys that are flat parameters of their own, name -> (kind, doc))."""
-    meta = {"kind": kind, "doc": doc, "flat": flat, "cli": cli, "keys": keys or {}}
+    ``keys`` (task.data: data keys that are flat parameters of their own, name -> (kind, doc)), ``choices`` (a
+    function giving the values it takes besides None)."""
+    meta = {"kind": kind, "doc": doc, "flat": flat, "cli": cli, "keys": keys or {}, "choices": choices}
     return field(default_factory=factory, metadata=meta) if factory else field(default=default, metadata=meta)
 
 
@@ -194,13 +198,13 @@ class TaskSpec:
                         "cache_dir": ((str, Path, _NONE), "generation: the datasets cache (task.data.cache_dir)")})
     split: str | None = _f(None, (str, _NONE), "generation: the split (empty: the task's default)", cli=True)
     prompt_mode: str | None = _f("official", (str, _NONE), "generation: the prompt and what the parser reads", cli=True)
-    recipe: str = _f(DEFAULT_RECIPE, (str,), "ranking: the recipe (`mmbench list recipes`)", cli=True)
+    recipe: str = _f(DEFAULT_RECIPE, (str,), "ranking: the recipe (`mmbench list recipes`)", cli=True,
+                     choices=lambda: sorted(RECIPES))
 
     def __post_init__(self):
         _types("task", self)
         _known("task.benchmark", self.benchmark.strip(), task_names(aliases=True))
         _set(self, benchmark=self.benchmark.strip())
-        _known("task.recipe", self.recipe, sorted(RECIPES))
         task, protocol = get_task(self.benchmark), protocol_for(self.benchmark)
         data = dict(self.data)
         if protocol.generates:
@@ -244,7 +248,8 @@ class ModelSpec:
 
     spec: str = _f("smollm2", (str,), "the model spec (`mmbench list models`)", flat="model", cli=True)
     name: str = _f("", (str,), "display name in tables and figures (empty: from the spec)", flat="model_name", cli=True)
-    dtype: str | None = _f(None, (str, _NONE), "auto, float32, float16 or bfloat16", cli=True)
+    dtype: str | None = _f(None, (str, _NONE), "auto, float32, float16 or bfloat16", cli=True,
+                           choices=lambda: DTYPES[1:])
     device: str = _f("auto", (str,), "auto, cpu, mps, cuda or cuda:N (ignored with device_map)", cli=True)
     device_map: str | dict | None = _f(None, (str, dict, _NONE), "null: one device; auto: accelerate over the GPUs; "
                                        "or module -> device", cli=("auto | none | '{module: device, ...}'", parse_device_map))
@@ -259,7 +264,7 @@ class ModelSpec:
                                     "false} (its switches parsed as booleans)",
                                     cli=("'{enable_thinking: false}'", _yaml_of(dict)))
     engine_options: dict = _f(kind=(dict,), factory=dict, doc="vllm:/openai: options (docs/scale.md)", flat="endpoint")
-    video_input: str = _f("native", (str,), "native (one clip) or frames")
+    video_input: str = _f("native", (str,), "native (one clip) or frames", choices=lambda: ("native", "frames"))
 
     def __post_init__(self):
         _types("model", self)
@@ -271,8 +276,6 @@ class ModelSpec:
                 except ValueError as e:
                     raise ValueError(f"model.chat_template_kwargs.{key}: {e}") from None
         _set(self, chat_template_kwargs=kw)
-        _known("model.dtype", self.dtype, DTYPES)
-        _known("model.video_input", self.video_input, ("native", "frames"))
         if not DEVICE_RE.fullmatch(self.device):
             raise ValueError(f"model.device: {self.device!r} is not auto, cpu, mps, cuda or cuda:<n>")
         for name, why in (("device_map", device_map_problem(self.device_map)),
@@ -318,24 +321,22 @@ class GenerationSpec:
     ``backend`` and its ``batch_policy`` (``models.batching``), ``batch_size``, the ``baseline`` (generation: MMMU
     §4.1) and whether an unparseable answer draws the official random fallback (``use_random``)."""
 
-    scorer: str = _f("shared-prefix", (str,), "likelihood engine: shared-prefix or reference (docs/engine.md)")
-    reduction: str | None = _f(None, (str, _NONE), "ranking: sum or mean log-likelihood (null: the recipe's)")
+    scorer: str = _f("shared-prefix", (str,), "likelihood engine: shared-prefix or reference (docs/engine.md)",
+                     choices=scorer_names)
+    reduction: str | None = _f(None, (str, _NONE), "ranking: sum or mean log-likelihood (null: the recipe's)",
+                               choices=lambda: sorted(REDUCTIONS))
     max_new_tokens: int | None = _f(None, (int, _NONE), "cap of new tokens (null: the prompt mode's)")
     stop_strings: list | tuple = _f((), (list, tuple), "the response ends before the first of these",
                                     cli=("'[\"\\n\\n\", ...]' (a YAML list)", _yaml_of(list)))
-    backend: str = _f("auto", (str,), "auto, hf, batched, openai or vllm", cli=True)
+    backend: str = _f("auto", (str,), "auto, hf, batched, openai or vllm", cli=True, choices=lambda: ("auto", *BACKENDS))
     batch_size: int = _f(8, (int,), "items per call", cli=True)
     batch_policy: dict = _f(kind=(dict,), factory=dict, doc="batched back-end: BatchPolicy fields",
                             cli=("'{max_rows: 64, kv_decode: false}' (BatchPolicy fields)", _policy_text))
-    baseline: str = _f("none", (str,), "generation: none, random, frequent or ocr")
+    baseline: str = _f("none", (str,), "generation: none, random, frequent or ocr", choices=lambda: BASELINES)
     use_random: bool = _f(True, (bool,), "generation: an unparseable answer draws the official random fallback")
 
     def __post_init__(self):
         _types("generation", self)
-        _known("generation.scorer", self.scorer, scorer_names())
-        _known("generation.reduction", self.reduction, (None, *REDUCTIONS))
-        _known("generation.baseline", self.baseline, BASELINES)
-        _known("generation.backend", self.backend, ("auto", *BACKENDS))
         for name, low in (("max_new_tokens", 1), ("batch_size", 1)):
             v = getattr(self, name)
             if v is not None and v < low:
@@ -413,6 +414,10 @@ class Param:
     kind: tuple
     cli: Any
     doc: str
+    choices: Any = None  # a function giving the values it takes besides None
+
+    def allowed(self) -> list | None:
+        return list(self.choices()) if self.choices else None
 
     @property
     def type_name(self) -> str:
@@ -424,7 +429,7 @@ def _surface() -> tuple[Param, ...]:
     for part, cls in PARTS.items():
         for f in fields(cls):
             m = f.metadata
-            out.append(Param(m["flat"] or f.name, part, f.name, m["kind"], m["cli"], m["doc"]))
+            out.append(Param(m["flat"] or f.name, part, f.name, m["kind"], m["cli"], m["doc"], m["choices"]))
             out += [Param(k, part, f"{f.name}.{k}", kind, None, doc) for k, (kind, doc) in m["keys"].items()]
     return tuple(out)
 

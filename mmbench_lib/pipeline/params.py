@@ -19,7 +19,7 @@ UNSET = {"max_new_tokens": (0,), "dtype": ("auto",), "device_map": ("none",), "b
 _EMPTY = ("", None, {}, [])
 
 
-def _given(name: str, value) -> bool:
+def is_given(name: str, value) -> bool:
     return not any(value == e and type(value) is type(e) for e in (*_EMPTY, *UNSET.get(name, ())))
 
 
@@ -69,7 +69,7 @@ def flat_params(values: dict) -> dict:
             continue
         if p.name == "clip_pretrained" and values[p.name] == "":
             flat[p.name] = None
-        elif _given(p.name, values[p.name]):
+        elif is_given(p.name, values[p.name]):
             flat[p.name] = values[p.name]
     flat["endpoint"] = endpoint_options(values)
     return flat
