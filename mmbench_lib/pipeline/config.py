@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from mmbench_lib.core.flags import parse_bool
+from mmbench_lib.core.flags import is_bool, parse_bool
 from mmbench_lib.core.manifest import resolve
 from mmbench_lib.tasks.base import get_task, task_names
 from mmbench_lib.tasks.protocols import GENERATION, protocol_for
@@ -68,6 +68,11 @@ def _of(*types, none: bool = True):
     return check
 
 
+def _flag(v):
+    if not is_bool(v):
+        return f"expected bool (true/false, yes/no, 1/0), got {v!r}"
+
+
 def _fraction(v):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
         return f"a fraction in (0, 1], got {v!r}"
@@ -88,7 +93,7 @@ CLIENT_OPTIONS = dict.fromkeys(("base_url", "api_key_env", "concurrency", "max_r
                                 "max_backoff", "max_retry_after", "extra_body", "server", "tokenizer"), _client)
 #: the options ``models.vllm.load_vllm`` declares besides the client's (``server`` is always "vllm" there)
 VLLM_OPTIONS = {"tensor_parallel_size": _whole(1), "data_parallel_size": _whole(1), "gpu_memory_utilization": _fraction,
-                "max_model_len": _whole(1), "kv_cache_memory_bytes": _whole(1), "enforce_eager": _of(bool, none=False),
+                "max_model_len": _whole(1), "kv_cache_memory_bytes": _whole(1), "enforce_eager": _flag,
                 "start_timeout": _number(0, True), "server_args": _strings, "python": _of(str)}
 #: engine -> its declared options (``model.engine_options``)
 ENGINE_OPTIONS = {"openai:": CLIENT_OPTIONS, "vllm:": {**{k: v for k, v in CLIENT_OPTIONS.items() if k != "server"},
@@ -312,6 +317,7 @@ class ModelSpec:
             why = declared[key](value)
             if why:
                 raise ValueError(f"model.engine_options.{key}: {why}")
+        _set(self, engine_options={k: parse_bool(v) if declared[k] is _flag else v for k, v in self.engine_options.items()})
 
 
 @dataclass(frozen=True)
@@ -345,9 +351,10 @@ class GenerationSpec:
             raise ValueError(f"generation.stop_strings: expected non-empty strings, got {list(self.stop_strings)!r}")
         _set(self, stop_strings=list(self.stop_strings))
         try:
-            policy_from(self.batch_policy)
+            policy = policy_from(self.batch_policy)
         except ValueError as e:
             raise ValueError(f"generation.batch_policy: {e}") from None
+        _set(self, batch_policy={k: getattr(policy, k) for k in self.batch_policy})  # (its yes/no fields parsed)
 
 
 @dataclass(frozen=True)

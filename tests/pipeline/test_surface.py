@@ -105,6 +105,18 @@ def test_the_spec_holds_the_parsed_value(tmp_path):
         RunSpec.from_params("mmmu", tmp_path, source="x", chat_template_kwargs={"enable_thinking": "maybe"})
 
 
+def test_nested_flags_follow_the_same_rule(tmp_path):
+    """A batch policy's and a vLLM engine's yes/no options: parsed by the rule, held parsed, a wrong spelling one line."""
+    spec = RunSpec.from_params("mmmu", tmp_path, source="x", backend="batched", batch_policy={"kv_decode": "no"})
+    assert spec.generation.batch_policy == {"kv_decode": False} and spec.policy().kv_decode is False
+    served = RunSpec.from_params("mmmu", tmp_path, source="x", model="vllm:m", endpoint={"enforce_eager": "yes"})
+    assert served.model.engine_options == {"enforce_eager": True}
+    with pytest.raises(ValueError, match=r"^model\.engine_options\.enforce_eager: expected bool \(true/false"):
+        RunSpec.from_params("mmmu", tmp_path, source="x", model="vllm:m", endpoint={"enforce_eager": "maybe"})
+    with pytest.raises(ValueError, match=r"^generation\.batch_policy: kv_decode: expected bool \(true/false"):
+        RunSpec.from_params("mmmu", tmp_path, source="x", backend="batched", batch_policy={"kv_decode": 2})
+
+
 @pytest.mark.parametrize("value", [True, "true", 1, "yes"])
 def test_ranking_refuses_thinking_however_it_is_spelled(value, demo, tmp_path):
     with pytest.raises(ValueError, match=r"^model\.chat_template_kwargs: .*thinking on .* ranking run"):
