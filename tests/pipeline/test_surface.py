@@ -175,3 +175,13 @@ def test_a_wrong_data_name_is_one_line(tmp_path):
     proc = cli(tmp_path, "run", "notebooks/50_protocol_sensitivity.ipynb", "-p", "ranking_data",
                "{annotation_file: /no/such.json}")
     one_line_error(proc, tmp_path, "ranking_data.annotation_file", "no such file")
+
+
+def test_report_50s_data_is_notebook_10s(demo):
+    """Report 50's empty ``ranking_data`` loads what notebook 10's defaults load, so a notebook-10 run is reused (its
+    SEED-2 data now also says ``part: all``, as notebook 10 records it); a generation mapping keeps its split."""
+    nb10 = {"dimensions": "all", "level": "L2", "part": "all"}
+    for bench in ("seed", "seed2", "seed2plus"):
+        assert runs.task_data(bench, {}, demo) == runs.run_data(bench, demo, **nb10), bench
+    gen = runs.task_data("mmmu-pro", {"split": "standard10-direct", "subjects": "all"}, demo)
+    assert gen == {"source": demo["mmmu-pro"]["source"], "split": "standard10-direct", "subjects": None, "cache_dir": None}
