@@ -33,7 +33,7 @@ from mmbench_lib.core.paths import check_outputs_root, make_run_id, run_folder, 
 from mmbench_lib.core.progress import ENV as PROGRESS_ENV, CellLines
 from mmbench_lib.core.yaml_limits import load as load_yaml
 from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_atomic
-from mmbench_lib.pipeline.params import is_given, with_data
+from mmbench_lib.pipeline.params import data_names, is_given, with_data
 from mmbench_lib.pipeline.preflight import BadValue, absolute_paths, check_values, did_you_mean
 from mmbench_lib.pipeline.selection import describe_change, selection_change
 from mmbench_lib.pipeline.shards import shard_from_params
@@ -296,7 +296,9 @@ def check_param_values(notebook: str, params: dict, known: dict) -> None:
     try:
         check_values(values, notebook_protocol(known))
     except BadValue as e:
-        raise ParameterError(f"{notebook}: parameter {e.name}={values.get(e.name)!r}: {e}") from None
+        name = f"data.{e.name}" if "data" in data_parameters(known) and is_task(values.get("benchmark")) \
+            and e.name in data_names(values["benchmark"]) else e.name  # a value of the report's data mapping
+        raise ParameterError(f"{notebook}: parameter {name}={values.get(e.name)!r}: {e}") from None
     for name, bench in data_parameters(known).items():  # report 50's two mappings: each as its task's data
         if name != "data" and values.get(bench) and isinstance(values.get(name), dict):
             part = with_data({"benchmark": values[bench], "data": values[name]})

@@ -170,6 +170,11 @@ def test_a_wrong_data_name_is_one_line(tmp_path):
     with pytest.raises(ValueError, match=r"^data: seed takes no \['sourse'\]; it takes \['annotation_file'"):
         with_data({"benchmark": "seed", "data": {"sourse": "x"}})
     assert with_data({"benchmark": "mmmu", "data": {"split": "dev"}}) == {"benchmark": "mmmu", "split": "dev"}
+    from mmbench_lib.runner import ParameterError, check_param_values
+
+    nb = "notebooks/51_blind_solvability.ipynb"
+    with pytest.raises(ParameterError, match=r"parameter data\.dimensions=\[99\]: 99 is not a seed dimension id"):
+        check_param_values(nb, {"data": {"dimensions": [99]}}, notebook_parameters(ROOT / nb))
     proc = cli(tmp_path, "run", "notebooks/51_blind_solvability.ipynb", "-p", "data", "{level: L1}")
     one_line_error(proc, tmp_path, "parameter data: seed takes no ['level']")
     proc = cli(tmp_path, "run", "notebooks/50_protocol_sensitivity.ipynb", "-p", "ranking_data",
