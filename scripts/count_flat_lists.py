@@ -1,4 +1,4 @@
-"""Count the places in mmbench_lib/ that list five or more of the run spec's flat names (issue 38 item 4).
+"""Count the places in mmbench_lib/ that list five or more of the run spec's flat names.
 
 A place is one AST node that names flat parameters side by side: a tuple, list or set literal of strings, a dict
 literal's string keys, a call's keyword arguments, a function's parameters, or a class body's annotated fields.

@@ -65,7 +65,7 @@ def test_the_docs_table_is_the_spec_table():
 
 
 def test_a_place_listing_flat_names_is_counted_and_few(tmp_path):
-    """scripts/count_flat_lists.py (issue 38: 51 places in mmbench_lib/ before the surface was derived)."""
+    """scripts/count_flat_lists.py: 51 places in mmbench_lib/ before the surface was derived."""
     spec = importlib.util.spec_from_file_location("count_flat_lists", ROOT / "scripts" / "count_flat_lists.py")
     count = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(count)
