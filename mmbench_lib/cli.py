@@ -20,8 +20,7 @@ def _interrupted_while_starting(signum, frame):  # noqa: ARG001 - a signal handl
 if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # main() puts Python's own handler back
     signal.signal(signal.SIGINT, _interrupted_while_starting)
 
-import yaml
-from mmbench_lib.models.policy import policy_from
+from mmbench_lib.pipeline.config import SHORTCUTS
 from mmbench_lib import __version__
 from mmbench_lib.analysis.reader import resolve_run
 from mmbench_lib.analysis.compare import compare_tables
@@ -29,7 +28,7 @@ from mmbench_lib.analysis.export import render
 from mmbench_lib.analysis.results import failure_problem, format_report, format_table, read_results
 from mmbench_lib.core.manifest import git_commit, repo_root
 from mmbench_lib.demo import ensure_demo
-from mmbench_lib.models import MODEL_REGISTRY, placement
+from mmbench_lib.models import MODEL_REGISTRY
 from mmbench_lib.models.family_records import table as family_table
 from mmbench_lib.models.registry import describe_model, spec_usage
 from mmbench_lib.runner import NotebookFailed, RunInterrupted, notebook_parameters, parse_override, run_notebook
@@ -218,41 +217,10 @@ def cmd_published(a) -> int:
     return 0
 
 
-#: ``mmbench run`` shortcuts: flag -> (notebook parameter of the same name, type)
-RUN_SHORTCUTS = {
-    "model": str, "model_name": str, "limit": int, "dtype": str, "device": str, "revision": str, "trust_remote_code": bool,
-    "device_map": str, "max_memory": str, "benchmark": str, "split": str, "recipe": str,
-    "batch_size": int, "seed": int, "backend": str, "batch_policy": str,
-    "processor_kwargs": str, "system_prompt": str, "chat_template_kwargs": str, "stop_strings": str,
-    "prompt_mode": str,
-}
+#: ``mmbench run`` shortcuts: flag -> (notebook parameter of the same name, type), from the run spec's fields
+RUN_SHORTCUTS = {name: kind for name, (kind, _parsed) in SHORTCUTS.items()}
 #: shortcuts whose text is parsed (``--device-map auto`` or a YAML dict; ``--max-memory 0=38GiB,cpu=120GiB``)
-PARSED = {"device_map": ("auto | none | '{module: device, ...}'", placement.parse_device_map),
-          "max_memory": ("DEVICE=SIZE[,DEVICE=SIZE]", placement.parse_max_memory),
-          "batch_policy": ("'{max_rows: 64, kv_decode: false}' (BatchPolicy fields)", lambda text: parse_policy(text)),
-          "processor_kwargs": ("'{max_pixels: 1003520, ...}'", lambda v: _yaml_of(v, dict)),
-          "chat_template_kwargs": ("'{enable_thinking: false}'", lambda v: _yaml_of(v, dict)),
-          "stop_strings": ("'[\"\\n\\n\", ...]' (a YAML list)", lambda v: _yaml_of(v, list))}
-
-
-def _yaml_of(text: str, kind: type):
-    """A YAML value of ``kind`` (a shortcut's text), else a ``ValueError`` saying what was expected."""
-    value = yaml.safe_load(text)
-    if not isinstance(value, kind):
-        raise ValueError(f"expected a YAML {kind.__name__}, got {text!r}")
-    return value
-
-
-def parse_policy(text: str) -> dict:
-    """``--batch-policy`` text: a YAML mapping of ``BatchPolicy`` fields, checked by name, type and value."""
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ValueError(f"not YAML: {str(e).splitlines()[0]}") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"expected a mapping such as '{{max_rows: 64}}', got {text!r}")
-    policy_from(value)
-    return value
+PARSED = {name: parsed for name, (_kind, parsed) in SHORTCUTS.items() if parsed}
 
 
 def shortcut_overrides(a, given: dict) -> dict:

@@ -27,18 +27,18 @@ import yaml
 from mmbench_lib.models.policy import policy_from
 from mmbench_lib.analysis.results import write_results
 from mmbench_lib.analysis.subsets import _benchmark as same_benchmark, read_blind_ids
+from mmbench_lib.core.flags import is_bool, parse_bool
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.core.paths import check_outputs_root, make_run_id, run_folder, validate_run_id
 from mmbench_lib.core.progress import ENV as PROGRESS_ENV, CellLines
 from mmbench_lib.core.yaml_limits import load as load_yaml
 from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_atomic
-from mmbench_lib.pipeline.preflight import BadValue, absolute_paths, check_values
+from mmbench_lib.pipeline.params import data_names, is_given, with_data
+from mmbench_lib.pipeline.preflight import BadValue, absolute_paths, check_values, did_you_mean
 from mmbench_lib.pipeline.selection import describe_change, selection_change
-from mmbench_lib.scoring import REDUCTIONS, scorer_names
 from mmbench_lib.pipeline.shards import shard_from_params
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task, path_parameters
-from mmbench_lib.tasks.recipes import RECIPES
-from mmbench_lib.pipeline.config import run_params
+from mmbench_lib.pipeline.config import SURFACE, run_params
 
 
 class ParameterError(ValueError):
@@ -144,7 +144,7 @@ def _type_ok(value, default) -> bool:
     if default is None:
         return True
     if isinstance(default, bool):
-        return isinstance(value, bool)
+        return is_bool(value)  # the one rule (core.flags); check_params stores the parsed value
     if isinstance(default, int):
         return isinstance(value, int) and not isinstance(value, bool)
     if isinstance(default, float):
@@ -186,16 +186,16 @@ def check_params(notebook: str, params: dict, known: dict) -> None:
             continue
         if not _type_ok(value, default):
             raise bad(name, f"expected {_type_name(default)} (like the default {default!r}), got {_type_name(value)}")
+        if isinstance(default, bool):
+            params[name] = parse_bool(value)  # "yes", "true", 1: the notebook gets a bool
     for name in ("batch_size", "num_shards", "max_new_tokens"):
         if name in params and params[name] < 1:
             raise bad(name, "must be >= 1")
     if params.get("limit") is not None and params.get("limit", 0) < 0:
         raise bad("limit", "must be >= 0 (0 or null: all items)")
-    choices = {"reduction": sorted(REDUCTIONS), "scorer": scorer_names(), "recipe": sorted(RECIPES),
-               "video_input": ["frames", "native"], "backend": ["auto", "hf", "batched", "openai", "vllm"]}  # config.BACKENDS
-    for name, allowed in choices.items():
-        if name in params and params[name] not in allowed:
-            raise bad(name, f"must be one of {allowed}")
+    for p in SURFACE:  # the values a spec field takes (config: its ``choices``); empty and UNSET: the default
+        if p.choices and p.name in params and is_given(p.name, params[p.name]) and params[p.name] not in p.allowed():
+            raise bad(p.name, f"must be one of {sorted(p.allowed())}{did_you_mean(params[p.name], p.allowed())}")
     if isinstance(params.get("batch_policy"), dict):
         try:
             policy_from(params["batch_policy"])
@@ -207,14 +207,22 @@ def check_params(notebook: str, params: dict, known: dict) -> None:
         if isinstance(num_shards, int) and isinstance(index, int) and not 0 <= index < num_shards:
             name = "shard_index" if "shard_index" in params else "num_shards"
             raise bad(name, f"need 0 <= shard_index ({index}) < num_shards ({num_shards})")
-    benchmark = params.get("benchmark", defaults.get("benchmark"))
-    unread = get_task(benchmark).unread_paths({**defaults, **params}) if is_task(benchmark) else ()
-    for name in (p for p in PATH_PARAMS if p not in unread):
-        if params.get(name) and not _exists(params[name]):
-            raise bad(name, "no such file or folder")
-    for key, path in (params.get("video_roots") or {}).items() if "video_roots" not in unread else ():
-        if path and not (isinstance(path, str) and _exists(path)):
-            raise ParameterError(f"{notebook}: parameter video_roots[{key!r}]={path!r}: no such folder")
+    for name, bench in data_parameters(known).items():  # a report's data mapping: the task's own names, checked
+        try:
+            with_data({"benchmark": params.get(bench, defaults.get(bench)), "data": params.get(name, {})}, name)
+        except ValueError as e:
+            raise ParameterError(f"{notebook}: parameter {e}") from None
+    for prefix, bench, given in [("", "benchmark", params), *((f"{n}.", b, params[n]) for n, b in data_parameters(known).items()
+                                                              if isinstance(params.get(n), dict))]:
+        benchmark = params.get(bench, defaults.get(bench))
+        merged = {**defaults, **params, **given}
+        unread = get_task(benchmark).unread_paths(merged) if is_task(benchmark) else ()
+        for name in (p for p in PATH_PARAMS if p not in unread):
+            if given.get(name) and not _exists(given[name]):
+                raise ParameterError(f"{notebook}: parameter {prefix}{name}={given[name]!r}: no such file or folder")
+        for key, path in (given.get("video_roots") or {}).items() if "video_roots" not in unread else ():
+            if path and not (isinstance(path, str) and _exists(path)):
+                raise ParameterError(f"{notebook}: parameter {prefix}video_roots[{key!r}]={path!r}: no such folder")
 
 
 def notebook_parameters(notebook) -> dict:
@@ -243,17 +251,28 @@ def notebook_parameters(notebook) -> dict:
     return out
 
 
+def data_parameters(known: dict) -> dict[str, str]:
+    """A notebook's data mappings -> the parameter naming their benchmark: ``data`` -> ``benchmark`` (reports 51,
+    52), ``<x>_data`` -> ``<x>_benchmark`` (report 50's ``ranking_data``)."""
+    return {n: n[:-4] + "benchmark" for n in known if (n == "data" or n.endswith("_data")) and n[:-4] + "benchmark" in known}
+
+
 def effective_params(params: dict, known: dict) -> dict:
-    """The values the notebook will run with: its defaults, then ``params``."""
-    return {**{name: _default_value(info) for name, info in known.items()}, **params}
+    """The values the notebook will run with: its defaults, then ``params``; a ``data`` mapping spread into
+    parameters of their own (``pipeline.params.with_data``: the task's names, checked by ``check_params``)."""
+    values = {**{name: _default_value(info) for name, info in known.items()}, **params}
+    try:
+        return with_data(values)
+    except ValueError:
+        return values
 
 
 def notebook_protocol(known: dict) -> str | None:
     """``ranking`` or ``generation``: the protocol of the notebook's default benchmark(s), if any; ``None``
     for a notebook that takes both (a SEED ``annotation_file`` and an MMMU / CMMMU ``source``: the reports
     51 and 52 run on any benchmark; the audit's ``responses``: notebook 53)."""
-    if "annotation_file" in known and "source" in known:
-        return None
+    if "data" in known or ("annotation_file" in known and "source" in known):
+        return None  # (a report's one data mapping takes either protocol's task)
     if "responses" in known:  # the reproduction audit (53) reads other harnesses' files of either protocol
         return None
     default = _default_value(known.get("benchmark") or known.get("benchmarks") or {})
@@ -277,7 +296,16 @@ def check_param_values(notebook: str, params: dict, known: dict) -> None:
     try:
         check_values(values, notebook_protocol(known))
     except BadValue as e:
-        raise ParameterError(f"{notebook}: parameter {e.name}={values.get(e.name)!r}: {e}") from None
+        name = f"data.{e.name}" if "data" in data_parameters(known) and is_task(values.get("benchmark")) \
+            and e.name in data_names(values["benchmark"]) else e.name  # a value of the report's data mapping
+        raise ParameterError(f"{notebook}: parameter {name}={values.get(e.name)!r}: {e}") from None
+    for name, bench in data_parameters(known).items():  # report 50's two mappings: each as its task's data
+        if name != "data" and values.get(bench) and isinstance(values.get(name), dict):
+            part = with_data({"benchmark": values[bench], "data": values[name]})
+            try:
+                check_values(part)
+            except BadValue as e:
+                raise ParameterError(f"{notebook}: parameter {name}.{e.name}={part.get(e.name)!r}: {e}") from None
     if values.get("blind_ids"):  # read before any item is scored, not after
         try:
             blind = read_blind_ids(values["blind_ids"])

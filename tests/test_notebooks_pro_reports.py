@@ -66,7 +66,7 @@ def test_circular_eval_on_seed2plus_letters_and_refused_on_the_vision_setting(de
     body = json.loads((outputs / "circ_plus" / "circular.json").read_text())
     assert body["benchmark"] == "seed2plus" and body["orders"] == ["rot-0", "rot-1", "rot-2", "rot-3"]
     assert _run("52_circular_eval.ipynb", "52_circular_eval/mmmu_pro_demo_smollm2.yaml", "circ_vis",
-                ("data_dir", str(demo_dir)), ("split", "vision-direct")) != 0
+                ("data_dir", str(demo_dir)), ("data", "{split: vision-direct}")) != 0
     assert "no lettered multiple-choice item" in capsys.readouterr().err
 
 

@@ -6,6 +6,7 @@ decided per device.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from mmbench_lib.core.flags import parse_bool
 
 #: decode steps between dropping finished rows on the CPU (``BatchPolicy.chunk=None``)
 CPU_CHUNK = 4
@@ -75,6 +76,11 @@ def policy_from(options: dict | None) -> BatchPolicy:
         raise ValueError(f"unknown field(s) {unknown}; known: {known}")
     for name, value in options.items():
         types, low = _POLICY_TYPES[name]
+        if bool in types and not (value is None and type(None) in types):  # the one yes/no rule (core.flags)
+            try:
+                options[name] = value = parse_bool(value)
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from None
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             names = " or ".join("None" if t is type(None) else t.__name__ for t in types)
             raise ValueError(f"{name}: expected {names}, got {type(value).__name__} {value!r}")

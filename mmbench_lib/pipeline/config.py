@@ -17,18 +17,21 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from mmbench_lib.core.flags import is_bool, parse_bool
 from mmbench_lib.core.manifest import resolve
 from mmbench_lib.tasks.base import get_task, task_names
 from mmbench_lib.tasks.protocols import GENERATION, protocol_for
 from mmbench_lib.models.openai_compat import check_options
 from mmbench_lib.models.policy import BatchPolicy, policy_from
-from mmbench_lib.models.placement import device_map_problem, max_memory_problem, memory_key
+from mmbench_lib.models.placement import (device_map_problem, max_memory_problem, memory_key, parse_device_map,
+                                          parse_max_memory)
 from mmbench_lib.models.registry import check_spec, rank_problem
 from mmbench_lib.models.settings import ModelSettings
 from mmbench_lib.pipeline.baselines import BASELINES
 from mmbench_lib.scoring import REDUCTIONS, scorer_names
 from mmbench_lib.tasks import options
 from mmbench_lib.tasks.recipes import DEFAULT_RECIPE, RECIPES
+from mmbench_lib.tasks.thinking import SWITCHES as THINKING_SWITCHES, ranking_refusal
 
 DTYPES = (None, "auto", "float32", "float16", "bfloat16")
 DEVICE_RE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
@@ -65,6 +68,11 @@ def _of(*types, none: bool = True):
     return check
 
 
+def _flag(v):
+    if not is_bool(v):
+        return f"expected bool (true/false, yes/no, 1/0), got {v!r}"
+
+
 def _fraction(v):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
         return f"a fraction in (0, 1], got {v!r}"
@@ -85,7 +93,7 @@ CLIENT_OPTIONS = dict.fromkeys(("base_url", "api_key_env", "concurrency", "max_r
                                 "max_backoff", "max_retry_after", "extra_body", "server", "tokenizer"), _client)
 #: the options ``models.vllm.load_vllm`` declares besides the client's (``server`` is always "vllm" there)
 VLLM_OPTIONS = {"tensor_parallel_size": _whole(1), "data_parallel_size": _whole(1), "gpu_memory_utilization": _fraction,
-                "max_model_len": _whole(1), "kv_cache_memory_bytes": _whole(1), "enforce_eager": _of(bool, none=False),
+                "max_model_len": _whole(1), "kv_cache_memory_bytes": _whole(1), "enforce_eager": _flag,
                 "start_timeout": _number(0, True), "server_args": _strings, "python": _of(str)}
 #: engine -> its declared options (``model.engine_options``)
 ENGINE_OPTIONS = {"openai:": CLIENT_OPTIONS, "vllm:": {**{k: v for k, v in CLIENT_OPTIONS.items() if k != "server"},
@@ -100,12 +108,26 @@ def protocol_of(benchmark: str) -> str:
     return get_task(benchmark).protocol
 
 
-def _types(part: str, obj, table: dict) -> None:
-    for name, ok in table.items():
-        v = getattr(obj, name)
-        if not isinstance(v, ok) or (isinstance(v, bool) and bool not in ok):
-            names = " or ".join("None" if t is type(None) else t.__name__ for t in ok)
-            raise ValueError(f"{part}.{name}: expected {names}, got {type(v).__name__} {v!r}")
+def _type_names(kind: tuple) -> str:
+    return " or ".join("None" if t is type(None) else t.__name__ for t in kind)
+
+
+def _types(part: str, obj) -> None:
+    """Each field of ``obj`` against the type its metadata declares (``kind``); a boolean field is parsed by the
+    one rule (``core.flags.parse_bool``: true/false, yes/no, 1/0) and holds a bool from then on."""
+    for f in fields(obj):
+        ok, v = f.metadata.get("kind"), getattr(obj, f.name)
+        if ok is None:
+            continue
+        if bool in ok and not (v is None and _NONE in ok):
+            try:
+                _set(obj, **{f.name: parse_bool(v)})
+            except ValueError as e:
+                raise ValueError(f"{part}.{f.name}: {e}") from None
+        elif not isinstance(v, ok) or (isinstance(v, bool) and bool not in ok):
+            raise ValueError(f"{part}.{f.name}: expected {_type_names(ok)}, got {type(v).__name__} {v!r}")
+        elif v is not None and f.metadata.get("choices"):
+            _known(f"{part}.{f.name}", v, list(f.metadata["choices"]()))
 
 
 def _known(where: str, value, known) -> None:
@@ -131,24 +153,63 @@ def _plain(v):
 _NONE = type(None)
 
 
+def _f(default=None, kind=(str,), doc: str = "", *, factory=None, flat: str | None = None, cli=None, keys=None,
+       choices=None):
+    """A spec field and its notebook-facing metadata: ``kind`` (the types it takes; ``bool`` parsed by the one
+    rule), ``doc`` (the docs table's line), ``flat`` (its flat parameter name; default: the field's),
+    ``cli`` (an ``mmbench run`` shortcut: ``True``, or ``(hint, parse)`` for text parsed into the value),
+    ``keys`` (task.data: data keys that are flat parameters of their own, name -> (kind, doc)), ``choices`` (a
+    function giving the values it takes besides None)."""
+    meta = {"kind": kind, "doc": doc, "flat": flat, "cli": cli, "keys": keys or {}, "choices": choices}
+    return field(default_factory=factory, metadata=meta) if factory else field(default=default, metadata=meta)
+
+
+def _yaml_of(kind: type):
+    def parse(text: str):
+        import yaml
+
+        value = yaml.safe_load(text)
+        if not isinstance(value, kind):
+            raise ValueError(f"expected a YAML {kind.__name__}, got {text!r}")
+        return value
+    return parse
+
+
+def _policy_text(text: str) -> dict:
+    """``--batch-policy`` text: a YAML mapping of ``BatchPolicy`` fields, checked by name, type and value."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ValueError(f"not YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping such as '{{max_rows: 64}}', got {text!r}")
+    policy_from(value)
+    return value
+
+
 @dataclass(frozen=True)
 class TaskSpec:
     """What is asked: the benchmark, its ONE data dict (ranking: the loader's keyword arguments; generation:
     ``source``, ``subjects``, ``cache_dir``; ``tasks.protocols.Protocol.check_data``), the split, the prompt mode
     (generation; ``tasks.modes``) and the recipe (ranking; ``tasks.recipes``)."""
 
-    benchmark: str
-    data: dict = field(default_factory=dict)
-    split: str | None = None
-    prompt_mode: str | None = "official"
-    recipe: str = DEFAULT_RECIPE
+    benchmark: str = _f(None, (str,), "the task (`mmbench list benchmarks`)", cli=True)
+    data: dict = _f(kind=(dict,), factory=dict, doc="the task's data: its loader's arguments (ranking) or source, "
+                    "subjects, cache_dir (generation)", keys={
+                        "source": ((str, Path, _NONE), "generation: hub id or local folder (task.data.source)"),
+                        "subjects": ((str, list, _NONE), "generation: all, or a list of subjects (task.data.subjects)"),
+                        "cache_dir": ((str, Path, _NONE), "generation: the datasets cache (task.data.cache_dir)")})
+    split: str | None = _f(None, (str, _NONE), "generation: the split (empty: the task's default)", cli=True)
+    prompt_mode: str | None = _f("official", (str, _NONE), "generation: the prompt and what the parser reads", cli=True)
+    recipe: str = _f(DEFAULT_RECIPE, (str,), "ranking: the recipe (`mmbench list recipes`)", cli=True,
+                     choices=lambda: sorted(RECIPES))
 
     def __post_init__(self):
-        _types("task", self, {"benchmark": (str,), "data": (dict,), "split": (str, _NONE), "prompt_mode": (str, _NONE),
-                              "recipe": (str,)})
+        _types("task", self)
         _known("task.benchmark", self.benchmark.strip(), task_names(aliases=True))
         _set(self, benchmark=self.benchmark.strip())
-        _known("task.recipe", self.recipe, sorted(RECIPES))
         task, protocol = get_task(self.benchmark), protocol_for(self.benchmark)
         data = dict(self.data)
         if protocol.generates:
@@ -190,27 +251,36 @@ class ModelSpec:
     model-card settings (``models.settings``), how video items go in, and ``engine_options`` of a served
     engine, checked against the options ``openai:`` / ``vllm:`` declare (:data:`ENGINE_OPTIONS`)."""
 
-    spec: str = "smollm2"
-    name: str = ""  # display name in tables and figures (empty: from the spec; a local folder: its name)
-    dtype: str | None = None
-    device: str = "auto"  # one device; ignored when device_map is set
-    device_map: str | dict | None = None  # None: one device; "auto": accelerate over the GPUs; or module -> device
-    max_memory: dict | None = None  # with device_map: cap per device, e.g. {0: "38GiB", "cpu": "120GiB"}
-    revision: str | None = None
-    trust_remote_code: bool = False
-    processor_kwargs: dict = field(default_factory=dict)  # e.g. {"max_pixels": 1003520}
-    system_prompt: str | None = None
-    chat_template_kwargs: dict = field(default_factory=dict)  # e.g. {"enable_thinking": False}
-    engine_options: dict = field(default_factory=dict)
-    video_input: str = "native"  # "native" (one clip through the processor's videos=) or "frames"
+    spec: str = _f("smollm2", (str,), "the model spec (`mmbench list models`)", flat="model", cli=True)
+    name: str = _f("", (str,), "display name in tables and figures (empty: from the spec)", flat="model_name", cli=True)
+    dtype: str | None = _f(None, (str, _NONE), "auto, float32, float16 or bfloat16", cli=True,
+                           choices=lambda: DTYPES[1:])
+    device: str = _f("auto", (str,), "auto, cpu, mps, cuda or cuda:N (ignored with device_map)", cli=True)
+    device_map: str | dict | None = _f(None, (str, dict, _NONE), "null: one device; auto: accelerate over the GPUs; "
+                                       "or module -> device", cli=("auto | none | '{module: device, ...}'", parse_device_map))
+    max_memory: dict | None = _f(None, (dict, _NONE), "with device_map: cap per device, e.g. {0: 38GiB}",
+                                 cli=("DEVICE=SIZE[,DEVICE=SIZE]", parse_max_memory))
+    revision: str | None = _f(None, (str, _NONE), "hub revision (branch, tag or commit)", cli=True)
+    trust_remote_code: bool = _f(False, (bool,), "run the model repository's own code", cli=True)
+    processor_kwargs: dict = _f(kind=(dict,), factory=dict, doc="processor keywords, e.g. {max_pixels: 1003520}",
+                                cli=("'{max_pixels: 1003520, ...}'", _yaml_of(dict)))
+    system_prompt: str | None = _f(None, (str, _NONE), "a system turn before each question", cli=True)
+    chat_template_kwargs: dict = _f(kind=(dict,), factory=dict, doc="chat-template keywords, e.g. {enable_thinking: "
+                                    "false} (its switches parsed as booleans)",
+                                    cli=("'{enable_thinking: false}'", _yaml_of(dict)))
+    engine_options: dict = _f(kind=(dict,), factory=dict, doc="vllm:/openai: options (docs/scale.md)", flat="endpoint")
+    video_input: str = _f("native", (str,), "native (one clip) or frames", choices=lambda: ("native", "frames"))
 
     def __post_init__(self):
-        _types("model", self, {"spec": (str,), "name": (str,), "dtype": (str, _NONE), "device": (str,),
-                               "device_map": (str, dict, _NONE), "max_memory": (dict, _NONE), "revision": (str, _NONE),
-                               "trust_remote_code": (bool,), "processor_kwargs": (dict,), "system_prompt": (str, _NONE),
-                               "chat_template_kwargs": (dict,), "engine_options": (dict,), "video_input": (str,)})
-        _known("model.dtype", self.dtype, DTYPES)
-        _known("model.video_input", self.video_input, ("native", "frames"))
+        _types("model", self)
+        kw = dict(self.chat_template_kwargs)
+        for key in THINKING_SWITCHES:  # parsed once: a template reads `enable_thinking is false`, never "false"
+            if key in kw:
+                try:
+                    kw[key] = parse_bool(kw[key])
+                except ValueError as e:
+                    raise ValueError(f"model.chat_template_kwargs.{key}: {e}") from None
+        _set(self, chat_template_kwargs=kw)
         if not DEVICE_RE.fullmatch(self.device):
             raise ValueError(f"model.device: {self.device!r} is not auto, cpu, mps, cuda or cuda:<n>")
         for name, why in (("device_map", device_map_problem(self.device_map)),
@@ -247,6 +317,7 @@ class ModelSpec:
             why = declared[key](value)
             if why:
                 raise ValueError(f"model.engine_options.{key}: {why}")
+        _set(self, engine_options={k: parse_bool(v) if declared[k] is _flag else v for k, v in self.engine_options.items()})
 
 
 @dataclass(frozen=True)
@@ -256,24 +327,22 @@ class GenerationSpec:
     ``backend`` and its ``batch_policy`` (``models.batching``), ``batch_size``, the ``baseline`` (generation: MMMU
     §4.1) and whether an unparseable answer draws the official random fallback (``use_random``)."""
 
-    scorer: str = "shared-prefix"  # the notebooks' default (docs/engine.md); scores equal the reference's
-    reduction: str | None = None
-    max_new_tokens: int | None = None
-    stop_strings: list | tuple = ()
-    backend: str = "auto"
-    batch_size: int = 8
-    batch_policy: dict = field(default_factory=dict)
-    baseline: str = "none"
-    use_random: bool = True
+    scorer: str = _f("shared-prefix", (str,), "likelihood engine: shared-prefix or reference (docs/engine.md)",
+                     choices=scorer_names)
+    reduction: str | None = _f(None, (str, _NONE), "ranking: sum or mean log-likelihood (null: the recipe's)",
+                               choices=lambda: sorted(REDUCTIONS))
+    max_new_tokens: int | None = _f(None, (int, _NONE), "cap of new tokens (null: the prompt mode's)")
+    stop_strings: list | tuple = _f((), (list, tuple), "the response ends before the first of these",
+                                    cli=("'[\"\\n\\n\", ...]' (a YAML list)", _yaml_of(list)))
+    backend: str = _f("auto", (str,), "auto, hf, batched, openai or vllm", cli=True, choices=lambda: ("auto", *BACKENDS))
+    batch_size: int = _f(8, (int,), "items per call", cli=True)
+    batch_policy: dict = _f(kind=(dict,), factory=dict, doc="batched back-end: BatchPolicy fields",
+                            cli=("'{max_rows: 64, kv_decode: false}' (BatchPolicy fields)", _policy_text))
+    baseline: str = _f("none", (str,), "generation: none, random, frequent or ocr", choices=lambda: BASELINES)
+    use_random: bool = _f(True, (bool,), "generation: an unparseable answer draws the official random fallback")
 
     def __post_init__(self):
-        _types("generation", self, {"scorer": (str,), "reduction": (str, _NONE), "max_new_tokens": (int, _NONE),
-                                    "stop_strings": (list, tuple), "backend": (str,), "batch_size": (int,),
-                                    "batch_policy": (dict,), "baseline": (str,), "use_random": (bool,)})
-        _known("generation.scorer", self.scorer, scorer_names())
-        _known("generation.reduction", self.reduction, (None, *REDUCTIONS))
-        _known("generation.baseline", self.baseline, BASELINES)
-        _known("generation.backend", self.backend, ("auto", *BACKENDS))
+        _types("generation", self)
         for name, low in (("max_new_tokens", 1), ("batch_size", 1)):
             v = getattr(self, name)
             if v is not None and v < low:
@@ -282,9 +351,10 @@ class GenerationSpec:
             raise ValueError(f"generation.stop_strings: expected non-empty strings, got {list(self.stop_strings)!r}")
         _set(self, stop_strings=list(self.stop_strings))
         try:
-            policy_from(self.batch_policy)
+            policy = policy_from(self.batch_policy)
         except ValueError as e:
             raise ValueError(f"generation.batch_policy: {e}") from None
+        _set(self, batch_policy={k: getattr(policy, k) for k in self.batch_policy})  # (its yes/no fields parsed)
 
 
 @dataclass(frozen=True)
@@ -292,17 +362,16 @@ class SelectionSpec:
     """Which items, in which option order: the first ``limit`` (0/None: all), this process' shard, the seed,
     and the option order of lettered multiple choice (``tasks.options``; CircularEval, one run per order)."""
 
-    limit: int | None = None
-    seed: int = 0
-    shard_index: int = 0
-    num_shards: int = 1
-    rotation: int = 0  # cyclic shift k of each item's options; k > 0 keeps the items with more than k options
-    permutation_seed: int | None = None  # instead: the options shuffled by a seed (per item id)
-    lettered_only: bool = False  # keep only multiple-choice items answered by letter (implied by the two above)
+    limit: int | None = _f(None, (int, _NONE), "the first N items (0 or null: all)", cli=True)
+    seed: int = _f(0, (int,), "the run's seed", cli=True)
+    shard_index: int = _f(0, (int,), "this process' shard, 0 .. num_shards - 1")
+    num_shards: int = _f(1, (int,), "shards the items are split into")
+    rotation: int = _f(0, (int,), "cyclic shift k of each item's options (k > 0: items with more than k options)")
+    permutation_seed: int | None = _f(None, (int, _NONE), "instead: the options shuffled by a seed (per item id)")
+    lettered_only: bool = _f(False, (bool,), "only multiple-choice items answered by letter (implied by the two above)")
 
     def __post_init__(self):
-        _types("selection", self, {"limit": (int, _NONE), "seed": (int,), "shard_index": (int,), "num_shards": (int,),
-                                   "rotation": (int,), "permutation_seed": (int, _NONE), "lettered_only": (bool,)})
+        _types("selection", self)
         for name, low in (("num_shards", 1), ("limit", 0), ("seed", 0), ("rotation", 0), ("permutation_seed", 0)):
             v = getattr(self, name)
             if v is not None and v < low:
@@ -326,51 +395,76 @@ class JudgeSpec:
     """The judges: the CLIP model scoring SEED-2's image outputs (dims 25-27, with images from ``generated_dir``)
     and tesseract's language and page segmentation mode for the LLM + OCR baseline."""
 
-    clip_model: str = "ViT-L-14"
-    clip_pretrained: str | None = "openai"
-    generated_dir: str | Path | None = None
-    ocr_lang: str | None = None
-    ocr_psm: int | None = None
+    clip_model: str = _f("ViT-L-14", (str,), "open_clip model judging SEED-2's image outputs")
+    clip_pretrained: str | None = _f("openai", (str, _NONE), "its pretrained tag (null: random weights, tests only)")
+    generated_dir: str | Path | None = _f(None, (str, Path, _NONE), "images generated elsewhere, named QUESTION_ID.png")
+    ocr_lang: str | None = _f(None, (str, _NONE), "tesseract language of the OCR baseline (null: the task's)")
+    ocr_psm: int | None = _f(None, (int, _NONE), "tesseract page segmentation mode, 0-13")
 
     def __post_init__(self):
-        _types("judges", self, {"clip_model": (str,), "clip_pretrained": (str, _NONE), "generated_dir": (str, Path, _NONE),
-                                "ocr_lang": (str, _NONE), "ocr_psm": (int, _NONE)})
+        _types("judges", self)
         if self.ocr_psm is not None and not 0 <= self.ocr_psm <= 13:
             raise ValueError(f"judges.ocr_psm: tesseract page segmentation modes are 0-13, got {self.ocr_psm}")
 
 
 PARTS = {"task": TaskSpec, "model": ModelSpec, "generation": GenerationSpec, "selection": SelectionSpec,
          "judges": JudgeSpec}
-#: the run's own fields: where it is written and how it reports (never part of the identity)
-RUN_FIELDS = ("out_dir", "progress", "retry_failed", "parameters")
+@dataclass(frozen=True)
+class Param:
+    """One flat parameter of the surface: its ``name``, the ``part`` and ``key`` of the spec holding it (``run`` for
+    the run's own fields; ``data.<key>`` for a data key), the types it takes, its ``mmbench run`` shortcut (``None``,
+    ``True`` or ``(hint, parse)``) and its docs line. Everything below is derived from the parts' field metadata."""
+
+    name: str
+    part: str
+    key: str
+    kind: tuple
+    cli: Any
+    doc: str
+    choices: Any = None  # a function giving the values it takes besides None
+
+    def allowed(self) -> list | None:
+        return list(self.choices()) if self.choices else None
+
+    @property
+    def type_name(self) -> str:
+        return _type_names(self.kind).replace("None", "null")
+
+
+def _surface() -> tuple[Param, ...]:
+    out = []
+    for part, cls in PARTS.items():
+        for f in fields(cls):
+            m = f.metadata
+            out.append(Param(m["flat"] or f.name, part, f.name, m["kind"], m["cli"], m["doc"], m["choices"]))
+            out += [Param(k, part, f"{f.name}.{k}", kind, None, doc) for k, (kind, doc) in m["keys"].items()]
+    return tuple(out)
+
+
+PARTS = {"task": TaskSpec, "model": ModelSpec, "generation": GenerationSpec, "selection": SelectionSpec,
+         "judges": JudgeSpec}
+#: every flat parameter of the five parts, in the parts' order (then the run's own fields, ``RUN_FIELDS``)
+SURFACE: tuple[Param, ...] = _surface()
 #: flat parameter -> (part, field); generation's source/subjects/cache_dir are keys of ``task.data``
-FLAT: dict[str, tuple[str, str]] = {
-    "benchmark": ("task", "benchmark"), "data": ("task", "data"), "split": ("task", "split"),
-    "prompt_mode": ("task", "prompt_mode"), "recipe": ("task", "recipe"),
-    "source": ("task", "data.source"), "subjects": ("task", "data.subjects"), "cache_dir": ("task", "data.cache_dir"),
-    "model": ("model", "spec"), "model_name": ("model", "name"), "endpoint": ("model", "engine_options"),
-    **{f: ("model", f) for f in ("dtype", "device", "device_map", "max_memory", "revision", "trust_remote_code",
-                                 "processor_kwargs", "system_prompt", "chat_template_kwargs", "video_input")},
-    **{f.name: ("generation", f.name) for f in fields(GenerationSpec)},
-    **{f.name: ("selection", f.name) for f in fields(SelectionSpec)},
-    **{f.name: ("judges", f.name) for f in fields(JudgeSpec)},
-}
-
-
+FLAT: dict[str, tuple[str, str]] = {p.name: (p.part, p.key) for p in SURFACE}
+#: ``mmbench run`` shortcuts: flat name -> (type of its value, (hint, parse) for a parsed text or None)
+SHORTCUTS: dict[str, tuple[type, tuple | None]] = {
+    p.name: (bool if bool in p.kind else int if int in p.kind else str, p.cli if isinstance(p.cli, tuple) else None)
+    for p in SURFACE if p.cli}
 @dataclass(frozen=True)
 class RunSpec:
     """One evaluation run: its five parts, where it is written (``out_dir``), whether it prints progress,
     retries failed items, and the caller's own ``parameters`` (recorded as given)."""
 
     task: TaskSpec
-    out_dir: str | Path
+    out_dir: str | Path = _f(None, (str, Path), "the run folder")
     model: ModelSpec = field(default_factory=ModelSpec)
     generation: GenerationSpec = field(default_factory=GenerationSpec)
     selection: SelectionSpec = field(default_factory=SelectionSpec)
     judges: JudgeSpec = field(default_factory=JudgeSpec)
-    progress: bool = True
-    retry_failed: bool = False
-    parameters: dict = field(default_factory=dict)
+    progress: bool = _f(True, (bool,), "print progress lines")
+    retry_failed: bool = _f(False, (bool,), "score items that failed before again")
+    parameters: dict = _f(kind=(dict,), factory=dict, doc="the caller's own parameters, recorded as given")
 
     # ----------------------------------------------------------------------------------------- building
     @classmethod
@@ -407,11 +501,14 @@ class RunSpec:
         for name, kind in PARTS.items():
             if not isinstance(getattr(self, name), kind):
                 raise ValueError(f"run.{name}: expected {kind.__name__}, got {type(getattr(self, name)).__name__}")
-        _types("run", self, {"out_dir": (str, Path), "progress": (bool,), "retry_failed": (bool,), "parameters": (dict,)})
+        _types("run", self)
         if not str(self.out_dir).strip():
             raise ValueError("run.out_dir: give the run folder (empty)")
         task, model, gen = self.task, self.model, self.generation
         generates = protocol_for(task.benchmark).generates
+        why = ranking_refusal(get_task(task.benchmark).protocol, model.chat_template_kwargs)
+        if why:  # tasks/thinking.py, on the parsed switches: "true", 1 and true alike
+            raise ValueError(f"model.chat_template_kwargs: {why}")
         if gen.backend != "auto" and model.served != (gen.backend if gen.backend in SERVED.values() else None):
             need = next((p for p, b in SERVED.items() if b == gen.backend), None)
             raise ValueError(f"generation.backend: {gen.backend!r} needs a {need}<model> spec, not {model.spec!r}" if need
@@ -565,6 +662,12 @@ class RunSpec:
 
     def identity_sha256(self) -> str:
         return identity_hash(self.identity())
+
+
+#: the run's own fields: where it is written and how it reports (never part of the identity)
+RUN_FIELDS = tuple(f.name for f in fields(RunSpec) if f.name not in PARTS)
+SURFACE += tuple(Param(f.name, "run", f.name, f.metadata["kind"], None, f.metadata["doc"])
+                 for f in fields(RunSpec) if f.name in RUN_FIELDS)
 
 
 def identity_hash(identity: dict) -> str:

@@ -8,21 +8,71 @@ set is used. :func:`run_data` builds the run's one data dict for either protocol
 from __future__ import annotations
 
 from mmbench_lib.core import manifest
-from mmbench_lib.pipeline.config import FLAT, PARTS, RunSpec
-from mmbench_lib.tasks.base import get_task
+from mmbench_lib.pipeline.config import FLAT, PARTS, SURFACE, RunSpec
+from mmbench_lib.tasks.base import get_task, is_task
 from mmbench_lib.tasks.protocols import protocol_for
 
-#: notebook parameters that build a ranking task's data (its loader's arguments; ``runs.loader_args``)
-RANKING_DATA = ("annotation_file", "image_root", "video_roots", "frames_root", "dimensions", "cc3m_dir",
-                "seed_bench_v2_dir", "level", "part")
-#: notebook parameters that are RunSpec parameters of the same name (empty: the spec's default)
-DIRECT = ("model", "model_name", "recipe", "reduction", "scorer", "batch_size", "limit", "seed", "shard_index",
-          "num_shards", "video_input", "backend", "batch_policy", "prompt_mode", "max_new_tokens", "split",
-          "generated_dir", "clip_model", "clip_pretrained", "stop_strings", "ocr_lang", "ocr_psm")
-#: the model settings (``runs.model_settings``)
-SETTINGS = ("device", "dtype", "revision", "trust_remote_code", "device_map", "max_memory", "processor_kwargs",
-            "system_prompt", "chat_template_kwargs")
+#: flat names whose notebook values reach the spec another way: the task's data (:func:`run_data`), the endpoint
+NOT_DIRECT = ("benchmark", "endpoint", *(p.name for p in SURFACE if p.key.split(".")[0] == "data"))
+#: notebook values that mean "not given" (the spec's default) besides the empty ones
+UNSET = {"max_new_tokens": (0,), "dtype": ("auto",), "device_map": ("none",), "baseline": ("all",)}
 _EMPTY = ("", None, {}, [])
+
+
+def is_given(name: str, value) -> bool:
+    return not any(value == e and type(value) is type(e) for e in (*_EMPTY, *UNSET.get(name, ())))
+
+
+def data_names(benchmark: str) -> tuple[str, ...]:
+    """The names a task's data mapping takes: a ranking task's loader arguments; a generation task's ``source``,
+    ``split``, ``subjects``, ``cache_dir`` (and its loader's own names)."""
+    task = get_task(benchmark)
+    if protocol_for(benchmark).generates:
+        return tuple(dict.fromkeys(("source", "split", "subjects", "cache_dir", *task.data_parameters())))
+    return task.data_parameters()
+
+
+def with_data(values: dict, name: str = "data", benchmark_name: str = "benchmark") -> dict:
+    """``values`` with the mapping ``values[name]`` (a report notebook's one data parameter: the task's own names)
+    spread into parameters of their own over the task's ``data_defaults``; a name the task does not take is a
+    one-line ``ValueError`` (``data: seed takes no ['sourse']; it takes [...]``). Unchanged without the mapping."""
+    data, benchmark = values.get(name), values.get(benchmark_name)
+    if not isinstance(data, dict) or not benchmark or not isinstance(benchmark, str):
+        return dict(values)
+    if not is_task(benchmark):
+        return {k: v for k, v in values.items() if k != name}
+    names = data_names(benchmark)
+    unknown = sorted(set(map(str, data)) - set(names))
+    if unknown:
+        raise ValueError(f"{name}: {benchmark} takes no {unknown}; it takes {list(names)}")
+    return {**{k: v for k, v in values.items() if k != name}, **get_task(benchmark).data_defaults, **data}
+
+
+def task_data(benchmark: str, data: dict, demo: dict | None = None) -> dict:
+    """A task's run data from a report's data mapping (:func:`with_data`, then :func:`run_data`; the demo set when it
+    names no data): a ranking task's loader arguments; a generation task's ``source``, ``split`` (None: the
+    default), ``subjects`` (None: all) and ``cache_dir``."""
+    values = with_data({"benchmark": benchmark, "data": data})
+    out = run_data(benchmark, demo, **{k: values[k] for k in data_names(benchmark) if k in values and k != "split"})
+    if protocol_for(benchmark).generates:
+        out.update(split=values.get("split") or None, subjects=None if out["subjects"] in ("all", "") else out["subjects"])
+    return out
+
+
+def flat_params(values: dict) -> dict:
+    """The flat ``RunSpec`` parameters of a notebook's ``values``: every flat name of the spec (``config.SURFACE``)
+    given a value that is not empty (nor in :data:`UNSET`), the endpoint options (:func:`endpoint_options`);
+    ``clip_pretrained = ""`` means random CLIP weights (tests only). The data is :func:`run_data`'s."""
+    flat = {}
+    for p in SURFACE:
+        if p.part == "run" or p.name in NOT_DIRECT or p.name not in values:
+            continue
+        if p.name == "clip_pretrained" and values[p.name] == "":
+            flat[p.name] = None
+        elif is_given(p.name, values[p.name]):
+            flat[p.name] = values[p.name]
+    flat["endpoint"] = endpoint_options(values)
+    return flat
 
 
 def demo_args(benchmark: str, paths: dict, **filters) -> dict:
@@ -30,19 +80,17 @@ def demo_args(benchmark: str, paths: dict, **filters) -> dict:
     return get_task(benchmark).demo_args(paths, **filters)
 
 
-def model_settings(device: str = "auto", dtype: str | None = "auto", revision: str | None = "",
-                   trust_remote_code: bool = False, device_map=None, max_memory: dict | None = None,
-                   processor_kwargs: dict | None = None, system_prompt: str = "", chat_template_kwargs: dict | None = None,
-                   stop_strings: list | None = None) -> dict:
-    """The model settings of a notebook's parameters as ``RunSpec.from_params`` / ``load_adapter`` keywords
-    (empty strings and dicts mean "not given"; dtype "auto" is recorded as None, the default); the model-card
-    settings (processor keywords, system prompt, chat-template keywords, stop strings) only when given."""
-    card = {"processor_kwargs": processor_kwargs or {}, "system_prompt": system_prompt or None,
-            "chat_template_kwargs": chat_template_kwargs or {}, "stop_strings": list(stop_strings or [])}
-    return {"device": device, "dtype": None if dtype in ("", "auto") else dtype, "revision": revision or None,
-            "trust_remote_code": trust_remote_code,
-            "device_map": None if device_map in ("", "none", {}) else device_map, "max_memory": max_memory or None,
-            **{k: v for k, v in card.items() if v}}
+#: the model settings a notebook shares between its runs (``load_adapter`` keywords too): the model part's fields
+#: but the spec, its name, the engine and the video path, and the stop strings
+SETTINGS = (*(p.name for p in SURFACE if p.part == "model" and p.key not in ("spec", "name", "engine_options", "video_input")),
+            "stop_strings")
+
+
+def model_settings(values: dict) -> dict:
+    """The model settings of a notebook's parameters ``values`` (its globals may be given) as ``RunSpec.from_params``
+    / ``load_adapter`` keywords: those given (:func:`flat_params`: empty strings and dicts, and dtype "auto", mean
+    "not given", the default)."""
+    return {k: v for k, v in flat_params(values).items() if k in SETTINGS}
 
 
 def loader_args(benchmark: str, annotation_file: str = "", demo: dict | None = None, **kw) -> dict:
@@ -54,7 +102,7 @@ def loader_args(benchmark: str, annotation_file: str = "", demo: dict | None = N
         given = [k for k in get_task(benchmark).path_parameters if kw.get(k) not in ("", None, {}, [])]
         if given:  # never dropped without a word (preflight.check_data says the same before a run)
             raise ValueError(f"{given[0]} is given but annotation_file is empty: give the annotation_file it belongs to")
-        return demo_args(benchmark, demo, **{k: v for k, v in kw.items() if k in ("dimensions", "level", "part")})
+        return demo_args(benchmark, demo, **{k: v for k, v in kw.items() if k not in get_task(benchmark).path_parameters})
     task = get_task(benchmark)
     accepted = set(task.data_parameters())
     args = {"annotation_file": str(manifest.resolve(annotation_file))}
@@ -73,7 +121,7 @@ def run_data(benchmark: str, demo: dict | None = None, *, annotation_file: str =
     and ``cache_dir``. ``demo``: the demo set's paths (``demo.ensure_demo``) to fall back on."""
     if not protocol_for(benchmark).generates:
         return loader_args(benchmark, annotation_file, demo=None if annotation_file else demo,
-                           **{k: v for k, v in loader.items() if k in RANKING_DATA})
+                           **{k: v for k, v in loader.items() if k in get_task(benchmark).data_parameters()})
     data_source = str(manifest.resolve(source)) if source and manifest.resolve(source).exists() else source
     if not data_source:
         if demo is None:
@@ -100,32 +148,19 @@ def notebook_spec(values: dict, out, demo: dict | None = None, parameters: dict 
     """The ``RunSpec`` of a notebook's parameters ``values`` (its globals may be given: unknown names are ignored)
     run in ``out``; ``fixed``: flat RunSpec parameters that win (e.g. ``baseline``); ``parameters``: what the
     manifest records as the caller's parameters."""
-    v = dict(values)
+    v = with_data(values)
     benchmark = fixed.pop("benchmark", v.get("benchmark"))
-    data = run_data(benchmark, demo, **{k: v[k] for k in (*RANKING_DATA, "source", "subjects", "cache_dir") if k in v})
-    flat = {k: v[k] for k in DIRECT if k in v and v[k] not in _EMPTY and not (k == "max_new_tokens" and v[k] == 0)}
-    if v.get("clip_pretrained") == "":
-        flat["clip_pretrained"] = None  # empty: random CLIP weights (tests only)
-    flat.update(model_settings(**{k: v[k] for k in SETTINGS if k in v}))
-    baseline = v.get("baseline")
-    if baseline not in (None, "", "all"):
-        flat["baseline"] = baseline
-    return RunSpec.from_params(benchmark, out, data=data, endpoint=endpoint_options(v),
-                               parameters=dict(parameters or {}), **{**flat, **fixed})
+    data = run_data(benchmark, demo, **{k: v[k] for k in data_names(benchmark) if k in v and k != "split"})
+    return RunSpec.from_params(benchmark, out, data=data, parameters=dict(parameters or {}), **{**flat_params(v), **fixed})
 
 
 def check_parts(values: dict) -> None:
     """Build the parts of the spec that need no data (model, generation, selection, judges) from notebook
     parameters ``values``, so a wrong value is refused before the run folder exists (``preflight.check_values``):
     ``ValueError`` ``(parameter, "<part>.<field>: ...")`` naming the notebook parameter."""
-    flat = {k: values[k] for k in DIRECT if k in values and values[k] not in _EMPTY
-            and not (k == "max_new_tokens" and values[k] == 0)}
-    flat.update(model_settings(**{k: values[k] for k in SETTINGS if k in values}))
-    if values.get("baseline") not in (None, "", "all"):
-        flat["baseline"] = values["baseline"]
+    flat = flat_params(values)
     if "model" not in flat and isinstance(values.get("models"), list) and values["models"]:
         flat["model"] = values["models"][0]
-    flat["endpoint"] = endpoint_options(values)
     by_part: dict[str, dict] = {}
     for name, value in flat.items():
         part, key = FLAT[name]
@@ -141,3 +176,13 @@ def check_parts(values: dict) -> None:
                 given = values.get("engine_options") or {}
                 name = "engine_options" if field[-1] in given else {"base_url": "endpoint_url"}.get(field[-1], field[-1])
             raise ValueError(name, str(e)) from None
+
+
+def surface_table() -> str:
+    """The docs table of the flat parameters (docs/runs.md "The run spec"), derived from the spec's field metadata
+    (``config.SURFACE``); ``tests/pipeline/test_surface.py`` keeps the docs equal to it."""
+    rows = ["| flat parameter | part.field | type | `mmbench run` shortcut | what |", "|---|---|---|---|---|"]
+    for p in SURFACE:
+        flag = f"`--{p.name.replace('_', '-')}`" if p.cli else ""
+        rows.append(f"| `{p.name}` | `{p.part}.{p.key}` | {p.type_name} | {flag} | {p.doc} |")
+    return "\n".join(rows) + "\n"

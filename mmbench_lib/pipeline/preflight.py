@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mmbench_lib.core.flags import is_bool
 from mmbench_lib.core.manifest import resolve
 from mmbench_lib.core.paths import find_run, outputs_root
 from mmbench_lib.models import embedded
@@ -237,8 +238,8 @@ def check_placement(values: dict) -> None:
         why = max_memory_problem(values["max_memory"], values.get("device_map"))
         if why:
             raise BadValue("max_memory", why)
-    if "trust_remote_code" in values and not isinstance(values["trust_remote_code"], bool):
-        raise BadValue("trust_remote_code", f"use True or False, got {values['trust_remote_code']!r}")
+    if "trust_remote_code" in values and not is_bool(values["trust_remote_code"]):
+        raise BadValue("trust_remote_code", f"use true or false (yes/no, 1/0), got {values['trust_remote_code']!r}")
 
 
 def check_can_rank(spec, benchmark, recipe, engine_options=None) -> None:
@@ -416,6 +417,9 @@ def absolute_paths(params: dict, cwd: Path | str | None = None) -> dict:
         return one(name, v, maybe_name)
 
     out = dict(params)
+    for name, value in params.items():  # a report notebook's data mapping (``data``, ``ranking_data``): the same rule
+        if (name == "data" or name.endswith("_data")) and isinstance(value, dict):
+            out[name] = absolute_paths(value, cwd)
     for name in PATH_VALUES:
         if name in out:
             out[name] = each(name, out[name])

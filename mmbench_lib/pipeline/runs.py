@@ -15,7 +15,7 @@ from mmbench_lib.models import load_adapter
 from mmbench_lib.tasks.recipes import get_recipe
 from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder  # noqa: F401 - re-exported
 from mmbench_lib.core.store import METRICS, SHARDS, RunStore, shard_dir, store_file, write_json_atomic
-from mmbench_lib.pipeline.config import RunConfig, RunSpec, run_params
+from mmbench_lib.pipeline.config import FLAT, RunConfig, RunSpec, run_params
 from mmbench_lib.pipeline.baselines import refusal
 from mmbench_lib.pipeline.generation import evaluate_generation, label_for
 from mmbench_lib.pipeline.ocr import OCRUnavailable
@@ -25,7 +25,8 @@ from mmbench_lib.pipeline.shards import merge_runs, select
 from mmbench_lib.tasks.base import all_tasks, get_task
 from mmbench_lib.tasks.base import load_items as task_items
 from mmbench_lib.pipeline.backend import call_size, ranking_call_size, with_backend
-from mmbench_lib.pipeline.params import demo_args, loader_args, model_settings, notebook_spec, run_data  # noqa: F401 - re-exported
+from mmbench_lib.pipeline.params import (demo_args, loader_args, model_settings, notebook_spec, run_data,  # noqa: F401
+                                       task_data)  # (re-exported)
 
 
 def run_dir(run_id: str | None = None, label: str = "run", shard: tuple[int, int] | None = None) -> Path:
@@ -132,14 +133,10 @@ def metrics_from_store(out_dir, benchmark: str) -> dict:
     return summarize(store.rows(), get_task(benchmark).groups)
 
 
-#: parameter names of the evaluation notebooks, recorded in the manifest (with every ranking loader's arguments)
-NOTEBOOK_PARAMETERS = {
-    "run_id", "benchmark", "data_dir", "model", "recipe", "reduction", "scorer", "batch_size",
-    "device", "limit", "seed", "generated_dir", "clip_model", "clip_pretrained", "shard_index", "num_shards", "blind_ids",
-    "video_input", "dtype", "revision", "trust_remote_code", "device_map", "max_memory",
-    *(p for t in all_tasks("ranking") for p in t.data_parameters() if p != "version"),
-    "processor_kwargs", "system_prompt", "chat_template_kwargs", "stop_strings", "model_name",
-}
+#: parameter names of the evaluation notebooks, recorded in the manifest: the spec's flat names (``config.FLAT``),
+#: every ranking loader's arguments and the notebooks' own run id, demo folder and blind ids
+NOTEBOOK_PARAMETERS = {"run_id", "data_dir", "blind_ids", *FLAT,
+                       *(p for t in all_tasks("ranking") for p in t.data_parameters() if p != "version")}
 
 
 

@@ -397,34 +397,38 @@ def _scope(benchmark: str, total: int, limit: int | None) -> str:
     return f"{benchmark}: all {total} items"
 
 
-def seed_report(benchmark: str, data: dict, out_dir, model: str = "smollm2",
-                protocols=DEFAULT_SEED_PROTOCOLS, limit: int | None = None, max_new_tokens: int = 16,
-                reuse: bool = True, scorer: str = "shared-prefix", batch_size: int = 8, device: str = "auto",
-                progress: bool = True, settings: dict | None = None,
-                shard: tuple[int, int] = (0, 1)) -> ProtocolReport | None:
+def _base(benchmark: str, out_dir, settings: dict | None, spec: dict, **fixed) -> RunSpec:
+    """The spec every run of a report shares: flat ``RunSpec`` parameters ``spec`` over the model ``settings``
+    (``runs.model_settings``), ``max_new_tokens`` 16 unless given (generated letters, MMMU / CMMMU answers)."""
+    return RunSpec.from_params(benchmark, out_dir, **{"max_new_tokens": 16, **(settings or {}), **spec, **fixed})
+
+
+def seed_report(benchmark: str, data: dict, out_dir, protocols=DEFAULT_SEED_PROTOCOLS, reuse: bool = True,
+                settings: dict | None = None, shard: tuple[int, int] = (0, 1), **spec) -> ProtocolReport | None:
     """SEED v1 / SEED-2 under several protocols (``SEED_PROTOCOLS`` keys). One run per recipe, in
     ``out_dir/<benchmark>__<recipe>`` (resumable) unless a matching finished run is found in
-    ``outputs/`` (``reuse``). ``settings``: model settings (``runs.model_settings``). ``shard=(k, n)``, n > 1:
-    only shard k's items of each run are made and ``None`` is returned (the report is made on the merged runs,
-    ``reports.subruns``)."""
-    settings = {"device": device, **(settings or {})}
+    ``outputs/`` (``reuse``). ``spec``: the flat ``RunSpec`` parameters every run shares (``model``, ``limit``,
+    ``scorer``, ``batch_size``, ``max_new_tokens``, ``device``, ``progress``, ...); ``settings``: model settings
+    (``runs.model_settings``). ``shard=(k, n)``, n > 1: only shard k's items of each run are made and ``None`` is
+    returned (the report is made on the merged runs, ``reports.subruns``)."""
     if protocol_for(benchmark).generates:
         raise ValueError(f"seed_report is for the ranking benchmarks {', '.join(t.name for t in all_tasks('ranking'))}, "
                          f"not {benchmark!r}")
     chosen = [SEED_PROTOCOLS[k] for k in protocols]
+    recipes = list(dict.fromkeys(p.recipe for p in chosen))
+    base = _base(benchmark, out_dir, settings, spec, data=data, recipe=recipes[0], shard_index=shard[0],
+                 num_shards=shard[1])
+    limit = spec.get("limit")  # (as given: recorded in each run's parameters)
     items = load_items(benchmark, data)
     print(_scope(benchmark, len(items), limit), flush=True)
     items = items[:limit] if limit else items
     ids = [it.id for it in items]
     text_ids = {it.id for it in items if it.output == "text"}  # image-output items have no letter to compare
-    shared = _SharedModel({**settings, "scorer": scorer})
+    shared = _SharedModel(base.adapter_options())
     made = {}
-    recipes = list(dict.fromkeys(p.recipe for p in chosen))
     for k, recipe in enumerate(recipes, 1):
-        config = RunSpec.from_params(benchmark, Path(out_dir) / f"{benchmark}__{recipe}", data=data, model=model, recipe=recipe,
-                           scorer=scorer, limit=limit, max_new_tokens=max_new_tokens, batch_size=batch_size,
-                           progress=progress, shard_index=shard[0], num_shards=shard[1], **settings,
-                           parameters={"report": "protocol sensitivity", "recipe": recipe, "limit": limit})
+        config = base.with_params(out_dir=Path(out_dir) / f"{benchmark}__{recipe}", recipe=recipe,
+                                  parameters={"report": "protocol sensitivity", "recipe": recipe, "limit": limit})
         names = ", ".join(p.key for p in chosen if p.recipe == recipe)
         with subruns.step(f"{benchmark} run {k} of {len(recipes)}: recipe {recipe} (protocols {names}), {len(ids)} items"
                           + (f", shard {shard[0]} of {shard[1]}" if shard[1] > 1 else "")):
@@ -434,22 +438,21 @@ def seed_report(benchmark: str, data: dict, out_dir, model: str = "smollm2",
     folders = {r: m["folder"] for r, m in made.items()}
     long = ranking_long(chosen, folders)
     long = long[long["id"].isin(text_ids)].reset_index(drop=True)
-    return ProtocolReport(benchmark, model, long, _sources(chosen, made, lambda p: f"recipe {p.recipe}, read by {p.view}"))
+    return ProtocolReport(benchmark, base.model.spec, long,
+                          _sources(chosen, made, lambda p: f"recipe {p.recipe}, read by {p.view}"))
 
 
-def parser_report(benchmark: str, source, out_dir, model: str = "smollm2", split: str | None = None,
-                  subjects=None, variants=None, limit: int | None = None, max_new_tokens: int = 16,
-                  seeds: int = 2000, reuse: bool = True, batch_size: int = 8, device: str = "auto",
-                  progress: bool = True, settings: dict | None = None, modes=(),
-                  mode_max_new_tokens: int | None = None, shard: tuple[int, int] = (0, 1)) -> ProtocolReport | None:
+def parser_report(benchmark: str, source, out_dir, variants=None, seeds: int = 2000, reuse: bool = True,
+                  settings: dict | None = None, modes=(), mode_max_new_tokens: int | None = None,
+                  shard: tuple[int, int] = (0, 1), **spec) -> ProtocolReport | None:
     """MMMU / CMMMU: one generation run (reused from ``outputs/`` or made in ``out_dir/<benchmark>__generation``),
     its stored responses re-scored by each parser variant (``PARSER_VARIANTS``), and the total over
-    fallback seeds ``0 .. seeds-1`` under the official parser. ``settings``: model settings (``runs.model_settings``).
+    fallback seeds ``0 .. seeds-1`` under the official parser. ``spec``: the flat ``RunSpec`` parameters the runs
+    share (``model``, ``split``, ``subjects``, ``limit``, ``max_new_tokens``, ...); ``settings``: model settings.
     ``modes``: prompt modes compared beside them (``MODE_PROTOCOLS`` keys, e.g. ``("cot", "cot+answer-line")``):
     one more run per prompt (``out_dir/<benchmark>__generation__<mode>``, ``mode_max_new_tokens`` new tokens, by
     default the mode's), read by the official parser.
     ``shard=(k, n)``, n > 1: only shard k's items are generated and ``None`` is returned (as :func:`seed_report`)."""
-    settings = {"device": device, **(settings or {})}
     if benchmark not in PARSER_VARIANTS:
         raise ValueError(f"parser_report is for {' / '.join(PARSER_VARIANTS)}, not {benchmark!r}")
     unknown = [m for m in modes if m not in MODE_PROTOCOLS[benchmark]]
@@ -463,15 +466,17 @@ def parser_report(benchmark: str, source, out_dir, model: str = "smollm2", split
         m = task.prompt_mode(p.prompt_mode)
         return next(k for k, o in task.prompt_modes.items() if o.prompt == m.prompt and not o.answer_line)
 
-    made, long, shared, ids = {}, [], _SharedModel(settings), None
+    base = _base(benchmark, out_dir, settings, spec, source=str(source), shard_index=shard[0], num_shards=shard[1])
+    limit = spec.get("limit")  # (as given: recorded in each run's parameters)
+    made, long, ids = {}, [], None
+    shared = _SharedModel({k: v for k, v in base.adapter_options().items() if k != "scorer"})
     gen_modes = list(dict.fromkeys(run_mode(p) for p in chosen))
     for gen_mode in gen_modes:
         official = gen_mode == "official"
-        config = RunSpec.from_params(benchmark, Path(out_dir) / (f"{benchmark}__generation" + ("" if official else f"__{gen_mode}")),
-                           source=str(source), split=split, subjects=subjects, model=model, limit=limit,
-                           max_new_tokens=max_new_tokens if official else mode_max_new_tokens, prompt_mode=gen_mode,
-                           batch_size=batch_size, progress=progress, shard_index=shard[0], num_shards=shard[1],
-                           **settings, parameters={"report": "protocol sensitivity", "limit": limit, "prompt_mode": gen_mode})
+        config = base.with_params(
+            out_dir=Path(out_dir) / (f"{benchmark}__generation" + ("" if official else f"__{gen_mode}")),
+            prompt_mode=gen_mode, **({} if official else {"max_new_tokens": mode_max_new_tokens}),
+            parameters={"report": "protocol sensitivity", "limit": limit, "prompt_mode": gen_mode})
         if ids is None:
             items = load_items(benchmark, config.task.load_args())
             print(_scope(benchmark, len(items), limit), flush=True)
@@ -504,7 +509,7 @@ def parser_report(benchmark: str, source, out_dir, model: str = "smollm2", split
         if p.prompt_mode != "official":
             return f"prompt mode {p.prompt_mode} (run in mode {run_mode(p)}), official parser"
         return "rescoring.score_responses(" + ", ".join(f"{k}={v!r}" for k, v in p.rescore.items()) + ")"
-    return ProtocolReport(benchmark, model, long, _sources(chosen, made, how, key=run_mode), by="dimension",
+    return ProtocolReport(benchmark, base.model.spec, long, _sources(chosen, made, how, key=run_mode), by="dimension",
                           seed_table=seed_table, seed_summary=seed_summary)
 
 

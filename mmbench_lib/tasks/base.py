@@ -67,6 +67,9 @@ class Task:
     demo_source_key: ClassVar[str] = "root"
     path_parameters: ClassVar[tuple[str, ...]] = ()
     parameter_choices: ClassVar[dict[str, tuple]] = {}
+    #: the data values a report notebook's ``data = {}`` stands for (the evaluation notebooks' defaults), so the
+    #: runs it makes equal theirs
+    data_defaults: ClassVar[dict] = {}
     ocr_lang: ClassVar[str | None] = None
     official_output: ClassVar[str | None] = None
     #: a format ``pipeline.rescoring`` has no scorer for: the task scores it (:meth:`score_official`);

@@ -227,6 +227,7 @@ class SeedTask(Task):
     #: demo path keys -> loader keywords, and the loader filters a demo run may pass on
     demo_keys: tuple[str, ...] = ("annotation_file", "image_root", "video_roots")
     demo_filters: tuple[str, ...] = ("dimensions",)
+    data_defaults = {"dimensions": "all"}  # notebook 10's defaults
     path_parameters = ("annotation_file", "image_root", "video_roots", "frames_root")
     module = sys.modules[__name__]
     layouts = (

@@ -218,6 +218,7 @@ class Seed2Task(SeedTask):
     parameter_choices = {"level": LEVELS, "seed2_level": LEVELS, "part": ("all", *SUBPARTS)}
     demo_keys = ("annotation_file", "cc3m_dir", "seed_bench_v2_dir")
     demo_filters = ("level", "part", "version", "dimensions")
+    data_defaults = {"level": "L2", "part": "all", "dimensions": "all"}  # notebook 10's defaults
     path_parameters = ("annotation_file", "cc3m_dir", "seed_bench_v2_dir")
     module = sys.modules[__name__]
     layouts = (

@@ -190,6 +190,7 @@ class Seed2PlusTask(SeedTask):
     demo_keys = ("annotation_file", "image_root")
     path_parameters = ("annotation_file", "image_root")
     demo_filters = ("dimensions",)
+    data_defaults = {"dimensions": "all"}  # notebook 10's defaults
     module = sys.modules[__name__]
     layouts = (
         Layout("official", f"{ANNOTATION_FILE} (a list of questions or {{questions: [...]}}), the text_rich/ images under "

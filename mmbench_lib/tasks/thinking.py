@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mmbench_lib.core.flags import is_bool, parse_bool
+
 #: (opening, closing) trace markers; the first is the common one
 MARKERS = (("<think>", "</think>"), ("<reasoning>", "</reasoning>"), ("◁think▷", "◁/think▷"),
            ("<|begin_of_thought|>", "<|end_of_thought|>"))
@@ -60,10 +62,16 @@ def strip_trace(text) -> str:
     return split_trace(text).answer
 
 
+#: the chat-template keywords that switch a trace on; the run spec parses their values as booleans
+SWITCHES = ("enable_thinking", "thinking")
+
+
 def thinking_enabled(chat_template_kwargs) -> bool:
-    """Whether a run's ``chat_template_kwargs`` turn thinking on (``enable_thinking=True``, or ``thinking=True``)."""
-    kw = chat_template_kwargs or {}
-    return isinstance(kw, dict) and any(kw.get(k) is True for k in ("enable_thinking", "thinking"))
+    """Whether a run's ``chat_template_kwargs`` turn thinking on (``enable_thinking``, or ``thinking``, true by the
+    one rule of ``core.flags``: ``true``, ``"true"``, ``"yes"`` and ``1`` alike; a wrong spelling is the spec's
+    one-line error, not a silent "off")."""
+    kw = chat_template_kwargs if isinstance(chat_template_kwargs, dict) else {}
+    return any(is_bool(kw[k]) and parse_bool(kw[k]) for k in SWITCHES if k in kw)
 
 
 def ranking_refusal(kind: str, chat_template_kwargs) -> str | None:

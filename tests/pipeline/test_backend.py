@@ -23,7 +23,7 @@ def _config(tmp_path, demo, **kw):
     ({"backend": "hf", "model": "openai:m"}, "generation.backend: 'hf' runs the model in this process; 'openai:m' is served"),
     ({"batch_policy": {"max_row": 4}}, "generation.batch_policy: unknown field(s) ['max_row']"),
     ({"batch_policy": {"max_rows": 0}}, "generation.batch_policy: max_rows: must be >= 1, got 0"),
-    ({"batch_policy": {"kv_decode": "yes"}}, "generation.batch_policy: kv_decode: expected bool or None, got str"),
+    ({"batch_policy": {"kv_decode": "maybe"}}, "generation.batch_policy: kv_decode: expected bool (true/false, yes/no, 1/0)"),
     ({"batch_policy": {"max_rows": 4}, "backend": "hf"}, "generation.batch_policy: applies to backend 'batched', not 'hf'"),
 ])
 def test_bad_backend_or_policy_is_one_line(kw, message, tmp_path, demo):

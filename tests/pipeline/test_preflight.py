@@ -107,7 +107,8 @@ def test_bad_model_specs(spec, needle):
     ({"device_map": "auto", "max_memory": {"gpu0": "20GiB"}}, "max_memory", "key 'gpu0' is not a GPU index"),
     ({"device_map": "auto", "max_memory": {0: "20 gigs"}}, "max_memory", "size '20 gigs' is not a byte count"),
     ({"device_map": None, "max_memory": {0: "20GiB"}}, "max_memory", "a memory cap needs device_map"),
-    ({"trust_remote_code": "yes"}, "trust_remote_code", "use True or False"),
+    ({"trust_remote_code": "maybe"}, "trust_remote_code", "use true or false"),
+    ({"trust_remote_code": "yes"}, None, None),  # core.flags: the one rule for a yes/no value
     ({"compare_runs": ["no-such-run"]}, "compare_runs", "no run folder 'no-such-run'"),
 ])
 def test_values(values, name, needle, monkeypatch, tmp_path):
@@ -136,8 +137,10 @@ def test_run_config_records_placement_and_passes_it_to_the_loader(tmp_path):
     from mmbench_lib.pipeline.config import RunConfig
     from mmbench_lib.pipeline.runs import model_settings
 
-    settings = model_settings("cpu", "auto", "", False, "auto", {"0": "20GiB", "cpu": "60GiB"})
-    assert settings["dtype"] is None and settings["revision"] is None
+    settings = model_settings({"device": "cpu", "dtype": "auto", "revision": "", "trust_remote_code": False,
+                               "device_map": "auto", "max_memory": {"0": "20GiB", "cpu": "60GiB"}, "benchmark": "x"})
+    assert settings == {"device": "cpu", "trust_remote_code": False, "device_map": "auto",
+                        "max_memory": {"0": "20GiB", "cpu": "60GiB"}}  # empty and "auto": the defaults
     c = RunConfig("mmmu", tmp_path, source="data/demo/mmmu", **settings)
     assert c.max_memory == {0: "20GiB", "cpu": "60GiB"}  # accelerate's keys: GPU indices as ints
     opts = c.adapter_options()

@@ -53,7 +53,7 @@ def test_one_mapping_serves_notebooks_and_reports(demo, tmp_path):
             "chat_template_kwargs": {}, "stop_strings": [], "limit": 0, "seed": 0, "shard_index": 0, "num_shards": 1}
     nb = notebook_spec(cell, tmp_path, demo)
     flat = RunSpec.from_params("mmmu", tmp_path, source=demo["mmmu"]["source"], model="smollm2")
-    report = configs.base_config("mmmu", tmp_path, demo)
+    report = configs.base_config({"benchmark": "mmmu", "data": {}, "model": "smollm2"}, tmp_path, demo)
     assert nb.to_dict() == flat.to_dict() == report.to_dict()
     assert nb.generation.max_new_tokens == 16 and nb.generation.scorer == "shared-prefix"
 
@@ -92,17 +92,3 @@ def test_mmbench_run_refuses_bad_engine_options_before_the_run_folder(tmp_path, 
     errors = [line for line in proc.stderr.splitlines() if line.startswith("mmbench: error:")]
     assert proc.returncode == 2 and len(errors) == 1 and why in errors[0], proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "outputs" / "x").exists()
-
-
-def test_the_docs_table_lists_every_part_field_and_flat_parameter():
-    """docs/runs.md "The run spec": one row per part field, naming the flat parameters that map onto it."""
-    from dataclasses import fields
-
-    from mmbench_lib.pipeline.config import PARTS
-
-    rows = [line.split("|")[1:4] for line in (ROOT / "docs" / "runs.md").read_text().splitlines()
-            if line.startswith("| `") and line.count("|") == 4]
-    table = {(p.strip(" `"), f.strip(" `")): {x.strip(" `") for x in flat.split(",")} for p, f, flat in rows}
-    want = {(part, f.name): {k for k, (p, key) in FLAT.items() if p == part and key.split(".")[0] == f.name}
-            for part, cls in PARTS.items() for f in fields(cls)}
-    assert table == want
