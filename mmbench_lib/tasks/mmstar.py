@@ -196,6 +196,84 @@ def load(annotation_file: str | os.PathLike, dimensions: list[int] | str | None 
     return items
 
 
+# ------------------------------------------------------------------------------------ the submission format
+#: the columns of VLMEvalKit's MMStar prediction file (eval/submits/llava_next_yi_34b_MMStar.xlsx at 88f243a)
+XLSX_COLUMNS = ("index", "question", "answer", "category", "l2_category", "bench", "prediction")
+
+
+def read_xlsx(path) -> list[dict]:
+    """The rows of a VLMEvalKit-style ``.xlsx`` (or ``.tsv``) prediction file; DataError naming the file and the
+    missing column."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(str(path), "prediction file not found")
+    try:
+        df = pd.read_excel(path, dtype=str, keep_default_na=False) if path.suffix.lower() == ".xlsx" else \
+            pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    except Exception as e:  # noqa: BLE001 - openpyxl and pandas raise several types for a bad file
+        raise DataError(str(path), f"expected a VLMEvalKit .xlsx prediction file, found an unreadable one "
+                                   f"({type(e).__name__}: {e})") from None
+    tables.require_columns(path, list(df.columns), ("index", "answer", "category", "l2_category", "prediction"),
+                           "a VLMEvalKit MMStar prediction file")
+    return df.to_dict("records")
+
+
+def score_xlsx(path) -> tuple[list[dict], dict]:
+    """``(rows, summary)`` of a VLMEvalKit MMStar prediction file scored by the official rule
+    (``tasks.letters.mmstar_letter``, equivalent to ``MMStar_eval``'s comparison for the letters A-D).
+    ``summary["official"]``: ``MMStar_eval``'s keys (``final score``, each capability, ``capability(axis)``) with
+    their item counts; accuracy is hits / items (``MMStar_eval`` divides by 250 and 1,500, the same on the full set)."""
+    from mmbench_lib.tasks.letters import mmstar_letter
+
+    rows, seen = [], {}
+    for i, r in enumerate(read_xlsx(path)):
+        qid = str(r["index"])
+        check_unique(seen, qid, path, f"row #{i + 2}")
+        cap, axis = str(r["category"]), str(r["l2_category"])
+        if (cap, axis) not in AXIS_IDS:
+            raise DataError(str(path), f"unknown capability/axis {cap!r}/{axis!r}", qid, "l2_category")
+        got = mmstar_letter(r["prediction"])
+        gold = str(r["answer"]).strip().upper()
+        rows.append({"id": qid, "dimension_id": AXIS_IDS[(cap, axis)], "dimension": axis, "group": cap,
+                     "bench": r.get("bench"), "response": r["prediction"], "parsed_pred": got.letter,
+                     "prediction": got.letter, "answer": gold, "correct": got.letter == gold, "mode": got.mode,
+                     "fallback": False, "status": "ok"})
+    official: dict = {}
+
+    def add(name, sub):
+        official[name] = {"num": len(sub), "acc": sum(x["correct"] for x in sub) / len(sub) if sub else 0.0}
+
+    add("final score", rows)
+    for cap, axes in CAPABILITIES.items():
+        add(cap, [x for x in rows if x["group"] == cap])
+        for axis in axes:
+            add(f"{cap}({axis})", [x for x in rows if x["group"] == cap and x["dimension"] == axis])
+    modes: dict = {}
+    for x in rows:
+        modes[x["mode"]] = modes.get(x["mode"], 0) + 1
+    warnings = [] if len(rows) == 1500 else [f"{len(rows)} items, not the 1,500 of the release: MMStar_eval would "
+                                            "still divide by 250 per capability and 1,500 overall"]
+    return rows, {"overall": official["final score"]["acc"], "official": official,
+                  "counts": {"items": len(rows), **{f"read by {k}": v for k, v in sorted(modes.items())}},
+                  "warnings": warnings, "rule": f"MMStar_eval, eval/vlmeval/evaluate/mmstar.py, {OFFICIAL_REPO}@{OFFICIAL_COMMIT[:7]}"}
+
+
+def write_xlsx(items: list[Item], predictions: dict, out) -> Path:
+    """A VLMEvalKit-style MMStar prediction file (``XLSX_COLUMNS``; the question as the file wrote it) from
+    ``predictions`` (item id -> the model's answer text or letter); the official submission format."""
+    import pandas as pd
+
+    rows = [{"index": int(it.id) if str(it.id).isdigit() else it.id, "question": it.meta.get("source_question") or it.question,
+             "answer": it.answer, "category": it.group, "l2_category": it.dimension, "bench": it.meta.get("bench") or "",
+             "prediction": "" if predictions.get(it.id) is None else str(predictions[it.id])} for it in items]
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows, columns=list(XLSX_COLUMNS)).to_excel(out, index=False, engine="openpyxl")
+    return out
+
+
 class MMStarTask(SeedTask):
     """MMStar: the SEED ranking contract over the parsed options; 18 axes grouped into six capabilities."""
 
@@ -223,8 +301,24 @@ class MMStarTask(SeedTask):
         Layout("tsv", "VLMEvalKit's MMStar.tsv (base64 image, 'bench' column; options inline or in A-D columns)"),
     )
 
+    #: the official submission format, scored by ``mmbench score-responses --benchmark mmstar`` (:func:`score_xlsx`)
+    official_output = "vlmevalkit-xlsx"
+    official_output_help = ("VLMEvalKit's MMStar prediction .xlsx (index, question, answer, category, l2_category, "
+                            "bench, prediction), e.g. eval/submits/llava_next_yi_34b_MMStar.xlsx of MMStar-Benchmark/MMStar",
+                            "not needed: the file carries the answers")
+
     def unread_paths(self, values: dict) -> tuple[str, ...]:
         return ()
+
+    def score_official(self, responses, answers=None, questions=None, **kw):
+        """The official rule over a VLMEvalKit prediction file (:func:`score_xlsx`); ``--no-random`` changes
+        nothing (the rule draws no random answer)."""
+        return score_xlsx(responses)
+
+    def write_submission(self, items, stored, rows, out):
+        """The VLMEvalKit ``.xlsx`` (:func:`write_xlsx`) of a run's rows: the response, else the predicted letter."""
+        preds = {r["id"]: r.get("response") if r.get("response") is not None else r.get("prediction") for r in rows}
+        return write_xlsx(items, preds, out)
 
     def probe(self, location, split=None, args: dict | None = None) -> str:
         return probe(location)
