@@ -2,8 +2,8 @@
 inlined, ``answer``, ``category``, ``l2_category``, ``meta_info``) and VLMEvalKit's ``MMStar.tsv`` (base64
 image, ``bench`` column; :func:`write_tsv`, called by ``demo/copies.py``).
 
-Two questions per core capability (12), each answer readable from the drawn pixels: shapes, colours,
-counts, positions, a number sequence, a written formula, a bar chart. One question uses MathVista's
+One question per axis (18, three per core capability), each answer readable from the drawn pixels: shapes, colours,
+counts, positions, a face, a word, a diagram arrow, a number sequence, a sum, a formula, a battery, a bar chart. One question uses MathVista's
 ``Choices:\\n(A) ...`` form and one has three options (the fourth printed ``nan``), as in the release.
 """
 from __future__ import annotations
@@ -127,19 +127,94 @@ def _tallest(rng):
     return img, "Which bar has the largest value?", opts, ans
 
 
-#: (capability, axis, source benchmark, maker, form): two questions per capability
+def _emotion(rng):
+    mood = rng.choice(("happy", "sad"))
+    img, d = canvas()
+    d.ellipse((32, 32, 192, 192), fill=COLOURS["yellow"], outline=(30, 30, 30), width=3)
+    d.ellipse((80, 85, 96, 101), fill=(30, 30, 30))
+    d.ellipse((128, 85, 144, 101), fill=(30, 30, 30))
+    if mood == "happy":  # the lower half of an ellipse: a smile
+        d.arc((72, 110, 152, 170), 20, 160, fill=(30, 30, 30), width=5)
+    else:  # the upper half: a frown
+        d.arc((72, 140, 152, 200), 200, 340, fill=(30, 30, 30), width=5)
+    opts, ans = pick_options(rng, mood, ("happy", "sad", "angry", "surprised"))
+    return img, "Which emotion does the face in the image show?", opts, ans
+
+
+def _word(rng):
+    from mmbench_lib.demo.draw import WORDS
+
+    word = rng.choice(WORDS)
+    img = Image.new("RGB", (360, 120), WHITE)
+    draw_text(ImageDraw.Draw(img), 180, 60, word, 48)
+    opts, ans = pick_options(rng, word.lower(), [w.lower() for w in WORDS])
+    return img, "Which word is written in the image?", opts, ans
+
+
+def _bigger_shape(rng):
+    big = rng.choice(("left", "right"))
+    img, d = canvas()
+    r_left, r_right = (50, 22) if big == "left" else (22, 50)
+    draw_shape(d, "circle", 60, 112, r_left, COLOURS["red"])
+    draw_shape(d, "circle", 164, 112, r_right, COLOURS["blue"])
+    colour = "red" if big == "left" else "blue"
+    opts, ans = pick_options(rng, colour, ("red", "blue", "green", "yellow"))
+    return img, "Of the two circles, which colour is the larger one?", opts, ans
+
+
+def _arrow(rng):
+    names = rng.sample(("P", "Q", "R", "S"), 3)
+    target = rng.randrange(1, 3)
+    img = Image.new("RGB", (360, 240), WHITE)
+    d = ImageDraw.Draw(img)
+    spots = [(60, 120), (300, 50), (300, 190)]
+    for (x, y), n in zip(spots, names):
+        d.rectangle((x - 30, y - 25, x + 30, y + 25), outline=(30, 30, 30), width=3)
+        draw_text(d, x, y, n, 30)
+    tx, ty = spots[target]
+    d.line((92, 120, tx - 34, ty), fill=(200, 40, 40), width=5)
+    d.polygon([(tx - 34, ty), (tx - 50, ty - 8), (tx - 50, ty + 8)], fill=(200, 40, 40))
+    opts, ans = pick_options(rng, names[target], ("P", "Q", "R", "S"))
+    return img, f"In the diagram, which box does the arrow from box {names[0]} point to?", opts, ans
+
+
+def _battery(rng):
+    volts = rng.choice(("1.5V", "3V", "9V", "12V"))
+    img, d = canvas()
+    d.rectangle((40, 80, 170, 144), outline=(30, 30, 30), width=4)
+    d.rectangle((170, 100, 185, 124), fill=(30, 30, 30))
+    draw_text(d, 105, 112, volts, 30)
+    opts, ans = pick_options(rng, volts, ("1.5V", "3V", "9V", "12V"))
+    return img, "What voltage is printed on the battery?", opts, ans
+
+
+def _sum(rng):
+    a, b = rng.randint(2, 9), rng.randint(2, 9)
+    img = Image.new("RGB", (360, 120), WHITE)
+    draw_text(ImageDraw.Draw(img), 180, 60, f"{a} + {b} = ?", 48)
+    opts, ans = pick_options(rng, str(a + b), [str(a + b + k) for k in (-2, -1, 1, 2, 3)])
+    return img, "What is the result of the sum shown in the image?", opts, ans
+
+
+#: (capability, axis, source benchmark, maker, form): one question per axis, 3 per capability
 QUESTIONS = (
     ("coarse perception", "image scene and topic", "SEEDBench_IMG", _scene, "inline"),
     ("coarse perception", "image style & quality", "MMBench", _background, "inline"),
+    ("coarse perception", "image emotion", "MMBench", _emotion, "inline"),
     ("fine-grained perception", "object counting", "SEEDBench_IMG", _count, "inline"),
+    ("fine-grained perception", "recognition", "SEEDBench_IMG", _word, "inline"),
     ("fine-grained perception", "localization", "MMBench", _where, "inline"),
     ("instance reasoning", "single-instance reasoning", "SEEDBench_IMG", _colour_of, "inline"),
+    ("instance reasoning", "cross-instance attribute reasoning", "MMBench", _bigger_shape, "inline"),
     ("instance reasoning", "cross-instance relation reasoning", "MMBench", _left_of, "inline"),
     ("logical reasoning", "code & sequence reasoning", "MathVista", _sequence, "choices"),
+    ("logical reasoning", "diagram reasoning", "AI2D_TEST", _arrow, "inline"),
     ("logical reasoning", "common reasoning", "MMMU", _bigger, "inline"),
     ("science & technology", "biology & chemistry & physics", "ScienceQA_TEST", _formula, "inline"),
+    ("science & technology", "electronics & energy & mechanical eng.", "MMMU", _battery, "inline"),
     ("science & technology", "geography & earth science & agriculture", "AI2D_TEST", _compass, "inline"),
     ("math", "geometry", "MathVista", _sides, "inline"),
+    ("math", "numeric commonsense and calculation", "MathVista", _sum, "choices"),
     ("math", "statistical reasoning", "MathVista", _tallest, "choices"),
 )
 
@@ -199,6 +274,6 @@ README = """
 
 The hub layout: `mmstar.parquet` with `index`, `question` (the options inline, `Options: A: ..., B: ...`, or
 MathVista's `Choices:` lines), `image` (inlined), `answer`, `category` (core capability), `l2_category` (axis)
-and `meta_info`. 12 questions, 2 per core capability: shapes, colours, counts, positions, a number sequence,
-a chemical formula, a bar chart; one has three options (the fourth printed `nan`, as in the release).
+and `meta_info`. 18 questions, one per axis (3 per core capability): shapes, colours, counts, positions, a face,
+words, a diagram, a number sequence, a sum, a formula, a battery, a bar chart; one has three options (the fourth printed `nan`, as in the release).
 """

@@ -48,7 +48,7 @@ def test_split_options_both_forms_and_nan():
 def test_demo_items_load_with_their_dimensions(demo):
     task = get_task("mmstar")
     items = load_items("mmstar", task.demo_args(demo))
-    assert len(items) == 12 and {it.group for it in items} == set(CAPABILITIES)
+    assert len(items) == 18 and sorted(it.dimension_id for it in items) == list(range(1, 19))
     three = [it for it in items if len(it.choices) == 3]
     assert len(three) == 1 and "D: nan" in three[0].meta["source_question"]
     for it in items:
@@ -142,8 +142,8 @@ def test_xlsx_written_then_scored_by_the_official_rule(demo, tmp_path):
     rows, summary = score_responses("mmstar", str(path))
     want = sum(k % 5 in (0, 1, 3) for k in range(len(items)))
     assert sum(r["correct"] for r in rows) == want
-    assert summary["official"]["final score"] == {"num": 12, "acc": want / 12}
-    assert summary["official"]["math"]["num"] == 2 and summary["warnings"]
+    assert summary["official"]["final score"] == {"num": 18, "acc": want / 18}
+    assert summary["official"]["math"]["num"] == 3 and summary["warnings"]
 
 
 def test_xlsx_without_a_prediction_column_is_named(tmp_path):
