@@ -282,7 +282,8 @@ class MMStarTask(SeedTask):
     title = "MMStar"
     paper = ""
     order = 40
-    published_tables = ()
+    #: Table 3 (16 LVLMs), Table 5 (LLMs), Tables 1, 2, 7 (six benchmarks with and without images)
+    published_tables = ("mmstar_table3", "mmstar_table5", "mmstar_table1", "mmstar_table2", "mmstar_table7")
     dimensions = DIMENSIONS
     groups = GROUPS
     numbered_dimensions = False
