@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from mmbench_lib.demo.draw import (COLOURS, SEED, SHAPES, WHITE, canvas, draw_shape, draw_text, grid_cells,
+from mmbench_lib.demo.draw import (COLOURS, SEED, SHAPES, WHITE, WORDS, canvas, draw_shape, draw_text, grid_cells,
                                    labelled_bars, load_font, pick_options, write_hf_parquet)
 
 COLUMNS = ("index", "question", "image", "answer", "category", "l2_category", "meta_info")
@@ -142,8 +142,6 @@ def _emotion(rng):
 
 
 def _word(rng):
-    from mmbench_lib.demo.draw import WORDS
-
     word = rng.choice(WORDS)
     img = Image.new("RGB", (360, 120), WHITE)
     draw_text(ImageDraw.Draw(img), 180, 60, word, 48)

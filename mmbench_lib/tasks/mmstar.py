@@ -1,20 +1,15 @@
-"""MMStar (``Lin-Chen/MMStar``, val): 1,500 vision-indispensable four-choice questions.
+"""MMStar (``Lin-Chen/MMStar``, val): 1,500 vision-indispensable multiple-choice questions.
 
-Paper: Chen et al., "Are We on the Right Way for Evaluating Large Vision-Language Models?", NeurIPS 2024,
-arXiv 2403.20330. Six core capabilities x 250 items (§4.2, A.3), each split into three axes (18 in all,
-Figure 3); the file's ``category`` and ``l2_category``. Here the 18 axes are the dimensions and the six
+Paper: Chen et al., NeurIPS 2024, arXiv 2403.20330. Six core capabilities x 250 items (§4.2, A.3), each split
+into three axes (Figure 3): the file's ``category`` and ``l2_category``. The 18 axes are the dimensions, the six
 capabilities their groups (question-weighted, as the official script divides each capability's hits by 250).
 
-Options are written inline in the question (``...\\nOptions: A: x, B: y, C: z, D: w``; MathVista items
-``Choices:\\n(A) x\\n(B) y``); they are parsed out (:func:`split_options`), the stem kept as the question and
-the text as given in ``meta["source_question"]``. A trailing option printed ``nan`` (an item with fewer than
-four options, written so by the release) is dropped.
+Options are written inline in the question (``Options: A: x, B: y, ...`` or MathVista's ``(A) x`` lines) and
+parsed out (:func:`split_options`); trailing ``nan`` options are dropped. Protocols: ranking of the parsed
+options (SEED's recipes), and generation scored by the official rule (recipe ``mmstar-gen``,
+``tasks.letters.mmstar_letter``: ``eval/vlmeval/evaluate/mmstar.py`` of MMStar-Benchmark/MMStar at 88f243a).
 
-Protocols: ranking of the parsed options (SEED's recipes, the default ``seed1-ppl``), and a generated answer
-scored by the official rule (recipe ``mmstar-gen``: lmms-eval's mmstar prompt, ``tasks.letters.mmstar_letter``:
-``eval/vlmeval/evaluate/mmstar.py`` of MMStar-Benchmark/MMStar at 88f243a).
-
-More: docs/modules.md, ``mmbench_lib/tasks/mmstar.py``.
+More: docs/mmstar.md, docs/modules.md.
 """
 from __future__ import annotations
 
@@ -28,6 +23,7 @@ from mmbench_lib.tasks._common import check_unique, require
 from mmbench_lib.tasks.base import Layout, register_task
 from mmbench_lib.tasks.copies import tables
 from mmbench_lib.tasks.copies.tables import read_parquet
+from mmbench_lib.tasks.letters import mmstar_letter
 from mmbench_lib.tasks.mmmu import default_cache_dir, write_image
 from mmbench_lib.tasks.seed1 import SeedTask
 
@@ -225,8 +221,6 @@ def score_xlsx(path) -> tuple[list[dict], dict]:
     (``tasks.letters.mmstar_letter``, equivalent to ``MMStar_eval``'s comparison for the letters A-D).
     ``summary["official"]``: ``MMStar_eval``'s keys (``final score``, each capability, ``capability(axis)``) with
     their item counts; accuracy is hits / items (``MMStar_eval`` divides by 250 and 1,500, the same on the full set)."""
-    from mmbench_lib.tasks.letters import mmstar_letter
-
     rows, seen = [], {}
     for i, r in enumerate(read_xlsx(path)):
         qid = str(r["index"])
