@@ -141,7 +141,8 @@ def record_to_item(row: dict, i: int, path, seen: dict, image_dir: Path) -> Item
     p, error = write_image(image, image_dir, f"mmstar_{qid}")
     item = Item(id=qid, benchmark=BENCHMARK, split="val", question=stem, choices=choices, answer=answer,
                 dimension_id=dim, dimension=axis, group=cap, images=[p or ""],
-                meta={"source_question": source, "bench": row.get("bench"), "meta_info": row.get("meta_info")})
+                meta={"source_question": source, "options_as_written": source[len(stem):] if source.startswith(stem) else "",
+                      "bench": row.get("bench"), "meta_info": row.get("meta_info")})
     if error:
         item.meta["media_error"] = f"image: {error}"
     return item

@@ -64,8 +64,8 @@ RECIPES = {
     # trailing " \n" dropped, as most of its model wrappers strip it) and exact matching (can_infer)
     # NOT a paper protocol for SEED; MMStar's generation protocol: lmms-eval's mmstar prompt (the question as the
     # file writes it, options inline, then its post_prompt) and MMStar's official rule (letters.mmstar_letter)
-    "mmstar-gen": Recipe(name="mmstar-gen", prompt="{source_question}\nAnswer with the option's letter from the given "
-                         "choices directly.", separator="", chat=True, reduction=None, continuation="generate",
+    "mmstar-gen": Recipe(name="mmstar-gen", prompt="{question}{options_as_written}\nAnswer with the option's letter "
+                         "from the given choices directly.", separator="", chat=True, reduction=None, continuation="generate",
                          extractor="mmstar"),
     "vlmevalkit-gen": Recipe(name="vlmevalkit-gen", prompt="Question: {question}\nOptions:\n{options}\nPlease select "
                              "the correct answer from the options above.", separator="", chat=True, reduction=None,
@@ -105,16 +105,16 @@ def paper_preprocess(images, size: int):
     return [im.resize((size, size), Image.BICUBIC) for im in images] if size else list(images)
 
 
-def source_question(item: Item) -> str:
-    """The question as the data file writes it (``meta["source_question"]``: MMStar's options inline), else the
-    question and its ``A. ...`` lines."""
-    return item.meta.get("source_question") or f"{question_text(item)}\n{options_text(item)}"
+def options_as_written(item: Item) -> str:
+    """The options as the data file writes them after the question, separator included (``meta["options_as_written"]``:
+    MMStar's inline ``\nOptions: A: ...``), else a newline and the ``A. ...`` lines."""
+    return item.meta.get("options_as_written") or f"\n{options_text(item)}"
 
 
 def prompt_text(item: Item, recipe: Recipe) -> str:
-    """A recipe's prompt for ``item``: ``{question}``, ``{options}`` and ``{source_question}`` filled in."""
+    """A recipe's prompt for ``item``: ``{question}``, ``{options}`` and ``{options_as_written}`` filled in."""
     return recipe.prompt.format(question=question_text(item), options=options_text(item),
-                                source_question=source_question(item) if "{source_question}" in recipe.prompt else "")
+                                options_as_written=options_as_written(item) if "{options_as_written}" in recipe.prompt else "")
 
 
 def options_text(item: Item) -> str:
