@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from mmbench_lib.core.video import read_video_frames
+from mmbench_lib.demo import mmstar
 from mmbench_lib.tasks import cmmmu, mmmu, seed1, seed2
 
 SEED_FIELDS = ("question_id", "question", "choice_a", "choice_b", "choice_c", "choice_d", "answer",
@@ -245,4 +246,6 @@ def layout_copies(paths: dict, out: Path) -> dict[str, dict[str, tuple[dict, dic
                   "tsv": ({"source": cm["tsv"]}, {})},
         "mmmu-pro": {"per-config": ({"source": paths["mmmu-pro"]["source"]}, {}),
                      "hub": ({"source": pro["hub_id"]}, {"HF_HUB_CACHE": pro["hub_cache"]})},
+        "mmstar": {"parquet": ({"annotation_file": paths["mmstar"]["annotation_file"]}, {}),
+                   "tsv": ({"annotation_file": mmstar.write_tsv(paths["mmstar"], out / "mmstar")}, {})},
     }

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["Extracted", "EXTRACTORS", "extract", "extract_all", "lmms_eval_letter", "vlmevalkit_letter",
-           "vlmevalkit_infer"]
+__all__ = ["Extracted", "EXTRACTORS", "extract", "extract_all", "lmms_eval_letter", "mmstar_letter",
+           "vlmevalkit_letter", "vlmevalkit_infer"]
 
 #: VLMEvalKit's refusal phrases (``can_infer_option``): any of them answers "Z"
 REFUSALS = (
@@ -75,8 +75,25 @@ def vlmevalkit_letter(response: str, letters: Sequence[str], choices: Sequence[s
     return vlmevalkit_infer(response, dict(zip(letters, choices)))
 
 
+def mmstar_letter(response: str, letters: Sequence[str] = (), choices: Sequence[str] = ()) -> Extracted:
+    """MMStar's official rule (``MMStar_eval`` in ``eval/vlmeval/evaluate/mmstar.py``, MMStar-Benchmark/MMStar at
+    88f243a; lmms-eval's mmstar ``exact_match`` is the same): the response lower-cased, stripped, newlines made
+    spaces; the letter is its first character (mode ``first-char``), or the one after a leading ``(``
+    (``paren``), ``option `` (``option``) or ``the answer is `` (``answer-is``); nothing there: ``None``
+    (``empty``; the official ``try`` counts it wrong). Upper-cased, so it compares with the gold letter as the
+    official ``answer == predict[k]`` does for the letters A-D. ``letters``/``choices`` are not used."""
+    p = str(response if response is not None else "").lower().strip().replace("\n", " ")
+    for prefix, mode in (("(", "paren"), ("option ", "option"), ("the answer is ", "answer-is")):
+        if p.startswith(prefix):
+            k = len(prefix)
+            return Extracted(p[k].upper(), mode) if len(p) > k else Extracted(None, "empty")
+    return Extracted(p[0].upper(), "first-char") if p else Extracted(None, "empty")
+
+
 #: extractor name -> function(response, letters, choices)
-EXTRACTORS = {"lmms-eval": lmms_eval_letter, "vlmevalkit": vlmevalkit_letter}
+EXTRACTORS = {"lmms-eval": lmms_eval_letter, "vlmevalkit": vlmevalkit_letter, "mmstar": mmstar_letter}
+#: the extractors every generated-letter row stores (a recipe's own extractor is stored beside them)
+HARNESS_EXTRACTORS = ("lmms-eval", "vlmevalkit")
 
 
 def extract(name: str, response: str, letters: Sequence[str], choices: Sequence[str]) -> Extracted:
@@ -87,6 +104,8 @@ def extract(name: str, response: str, letters: Sequence[str], choices: Sequence[
     return fn(response, letters, choices)
 
 
-def extract_all(response: str, letters: Sequence[str], choices: Sequence[str]) -> dict[str, Extracted]:
-    """Every extractor's reading of one response (a run stores them all, as ranking stores both reductions)."""
-    return {name: fn(response, letters, choices) for name, fn in EXTRACTORS.items()}
+def extract_all(response: str, letters: Sequence[str], choices: Sequence[str], also: str = "") -> dict[str, Extracted]:
+    """The harness extractors' readings of one response, and ``also``'s (a recipe's own extractor) when given
+    (a run stores them all, as ranking stores both reductions)."""
+    names = dict.fromkeys((*HARNESS_EXTRACTORS, *([also] if also else [])))
+    return {name: extract(name, response, letters, choices) for name in names}

@@ -62,6 +62,11 @@ RECIPES = {
                             continuation="generate", extractor="lmms-eval"),
     # NOT a paper protocol. VLMEvalKit's multiple-choice prompt (ImageMCQDataset.build_prompt, no hint; its
     # trailing " \n" dropped, as most of its model wrappers strip it) and exact matching (can_infer)
+    # NOT a paper protocol for SEED; MMStar's generation protocol: lmms-eval's mmstar prompt (the question as the
+    # file writes it, options inline, then its post_prompt) and MMStar's official rule (letters.mmstar_letter)
+    "mmstar-gen": Recipe(name="mmstar-gen", prompt="{question}{options_as_written}\nAnswer with the option's letter "
+                         "from the given choices directly.", separator="", chat=True, reduction=None, continuation="generate",
+                         extractor="mmstar"),
     "vlmevalkit-gen": Recipe(name="vlmevalkit-gen", prompt="Question: {question}\nOptions:\n{options}\nPlease select "
                              "the correct answer from the options above.", separator="", chat=True, reduction=None,
                              continuation="generate", extractor="vlmevalkit"),
@@ -100,6 +105,18 @@ def paper_preprocess(images, size: int):
     return [im.resize((size, size), Image.BICUBIC) for im in images] if size else list(images)
 
 
+def options_as_written(item: Item) -> str:
+    """The options as the data file writes them after the question, separator included (``meta["options_as_written"]``:
+    MMStar's inline ``\nOptions: A: ...``), else a newline and the ``A. ...`` lines."""
+    return item.meta.get("options_as_written") or f"\n{options_text(item)}"
+
+
+def prompt_text(item: Item, recipe: Recipe) -> str:
+    """A recipe's prompt for ``item``: ``{question}``, ``{options}`` and ``{options_as_written}`` filled in."""
+    return recipe.prompt.format(question=question_text(item), options=options_text(item),
+                                options_as_written=options_as_written(item) if "{options_as_written}" in recipe.prompt else "")
+
+
 def options_text(item: Item) -> str:
     """``A. first\nB. second ...``: the options block of the letter recipes."""
     return "\n".join(f"{letter}. {choice}" for letter, choice in zip(item.letters, item.choices))
@@ -111,7 +128,7 @@ def score_request(item: Item, recipe: Recipe, images=(), video: Video | None = N
     answers = item.letters if recipe.continuation == "letter" else item.choices
     return ScoreRequest(
         id=item.id,
-        prompt=recipe.prompt.format(question=question_text(item), options=options_text(item)),
+        prompt=prompt_text(item, recipe),
         continuations=[recipe.separator + a for a in answers],
         images=list(images),
         chat=recipe.chat,
@@ -124,7 +141,7 @@ def generate_request(item: Item, recipe: Recipe, images=(), max_new_tokens: int 
     """The request of a generated-letter recipe: the prompt with the options listed, greedy decoding."""
     if not recipe.generates:
         raise ValueError(f"recipe {recipe.name!r} ranks choices; it makes no generation request")
-    return GenerateRequest(item.id, recipe.prompt.format(question=question_text(item), options=options_text(item)),
+    return GenerateRequest(item.id, prompt_text(item, recipe),
                            list(images), chat=recipe.chat, max_new_tokens=max_new_tokens, video=video)
 
 

@@ -39,6 +39,7 @@ EXPECTED_TABLES = {
     "cmmmu_table4", "cmmmu_table5_question_type", "cmmmu_table6_difficulty",
     "cmmmu_fig4_errors",
     "mmmu_pro_leaderboard", "mmmu_test_leaderboard", "seed2plus_table2",
+    "mmstar_table1", "mmstar_table2", "mmstar_table3", "mmstar_table5", "mmstar_table7",
 }
 
 EXPECTED_SHAPES = {
@@ -52,6 +53,8 @@ EXPECTED_SHAPES = {
     "mmmu_fig6_errors": (7, 2), "cmmmu_table4": (22, 10),
     "cmmmu_table5_question_type": (10, 5), "cmmmu_table6_difficulty": (10, 5),
     "cmmmu_fig4_errors": (7, 2),
+    "mmstar_table1": (23, 10), "mmstar_table2": (31, 12), "mmstar_table3": (18, 14), "mmstar_table5": (23, 9),
+    "mmstar_table7": (49, 12),
 }
 
 # (table, model, derived column): printed values that disagree with their own table's
@@ -63,6 +66,7 @@ KNOWN_ARITHMETIC_DISAGREEMENTS = {
     ("mmmu_test_leaderboard", "GPT-4V(ision) (Playground)", "test_overall"),  # 56.1 vs 55.98
     ("seed2plus_table2", "Qwen-VL", "average"),                 # 37.0 vs 43.7 (flagged, unverified)
     ("seed2plus_table2", "SEED-X", "average"),                  # 47.1 vs 47.6 (flagged, unverified)
+    ("mmstar_table7", "LLaVA-Next", "avg"),                     # LLM row: 37.2 vs 40.03 (flagged)
 }
 
 # (table, rank column, model, printed value, printed rank, competition rank of printed values)
@@ -112,7 +116,7 @@ MMMU_SUBJECT_TABLES = {
 
 
 def _key_columns(df: pd.DataFrame) -> list[str]:
-    for cols in (["model", "base_model"], ["dimension_id", "rank"], ["model"],
+    for cols in (["model", "base_model"], ["dimension_id", "rank"], ["model", "llm_base", "strategy"], ["model", "llm"], ["model"],
                  ["image_type"], ["category"]):
         if all(c in df.columns for c in cols):
             return cols
