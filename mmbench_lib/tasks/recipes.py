@@ -60,6 +60,14 @@ RECIPES = {
     "lmms-eval-gen": Recipe(name="lmms-eval-gen", prompt="{question}\n{options}\nAnswer with the option's letter "
                             "from the given choices directly.", separator="", chat=True, reduction=None,
                             continuation="generate", extractor="lmms-eval"),
+    # MMBench's official prompt: VLMEvalKit ImageMCQDataset.build_prompt (vlmeval/dataset/image_mcq.py at e8e78f05) with
+    # the hint line when the item has one, its trailing " \n" dropped as vlmevalkit-gen does; exact matching (can_infer)
+    "mmbench-gen": Recipe(name="mmbench-gen", prompt="{hint}Question: {question}\nOptions:\n{options}\nPlease select the "
+                          "correct answer from the options above.", separator="", chat=True, reduction=None,
+                          continuation="generate", extractor="vlmevalkit"),
+    # MMBench by ranking (no official ranking recipe): the same prompt ending in "Answer:", the letters ranked by mean NLL
+    "mmbench-letters": Recipe(name="mmbench-letters", prompt="{hint}Question: {question}\nOptions:\n{options}\nAnswer:",
+                              separator=" ", reduction="mean", continuation="letter"),
     # NOT a paper protocol. VLMEvalKit's multiple-choice prompt (ImageMCQDataset.build_prompt, no hint; its
     # trailing " \n" dropped, as most of its model wrappers strip it) and exact matching (can_infer)
     "vlmevalkit-gen": Recipe(name="vlmevalkit-gen", prompt="Question: {question}\nOptions:\n{options}\nPlease select "
@@ -100,6 +108,12 @@ def paper_preprocess(images, size: int):
     return [im.resize((size, size), Image.BICUBIC) for im in images] if size else list(images)
 
 
+def hint_text(item: Item) -> str:
+    """``Hint: {hint}\n`` of an item with a hint (``meta["hint"]``, MMBench), else empty: the ``{hint}`` field."""
+    hint = item.meta.get("hint")
+    return f"Hint: {hint}\n" if hint else ""
+
+
 def options_text(item: Item) -> str:
     """``A. first\nB. second ...``: the options block of the letter recipes."""
     return "\n".join(f"{letter}. {choice}" for letter, choice in zip(item.letters, item.choices))
@@ -111,7 +125,7 @@ def score_request(item: Item, recipe: Recipe, images=(), video: Video | None = N
     answers = item.letters if recipe.continuation == "letter" else item.choices
     return ScoreRequest(
         id=item.id,
-        prompt=recipe.prompt.format(question=question_text(item), options=options_text(item)),
+        prompt=recipe.prompt.format(question=question_text(item), options=options_text(item), hint=hint_text(item)),
         continuations=[recipe.separator + a for a in answers],
         images=list(images),
         chat=recipe.chat,
@@ -124,7 +138,8 @@ def generate_request(item: Item, recipe: Recipe, images=(), max_new_tokens: int 
     """The request of a generated-letter recipe: the prompt with the options listed, greedy decoding."""
     if not recipe.generates:
         raise ValueError(f"recipe {recipe.name!r} ranks choices; it makes no generation request")
-    return GenerateRequest(item.id, recipe.prompt.format(question=question_text(item), options=options_text(item)),
+    return GenerateRequest(item.id, recipe.prompt.format(question=question_text(item), options=options_text(item),
+                                                     hint=hint_text(item)),
                            list(images), chat=recipe.chat, max_new_tokens=max_new_tokens, video=video)
 
 
