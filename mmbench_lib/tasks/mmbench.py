@@ -25,7 +25,6 @@ More: docs/modules.md, ``mmbench_lib/tasks/mmbench.py``; docs/mmbench.md.
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import re
@@ -36,7 +35,8 @@ from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks._common import strict_int
 from mmbench_lib.tasks.base import Layout, Task, did_you_mean, register_task
 from mmbench_lib.tasks.copies import tables
-from mmbench_lib.tasks.copies.tables import image_bytes, read_parquet, read_tsv, write_bytes_once
+from mmbench_lib.tasks.copies.tables import image_bytes, read_parquet, read_tsv
+from mmbench_lib.tasks.mmmu import write_image
 
 BENCHMARK = "mmb"
 HUB_ID = "lmms-lab/MMBench"
@@ -149,6 +149,8 @@ def _choices(row: dict, path, qid) -> list[str]:
 
 
 def _image(row: dict, path, qid, cache: Path) -> tuple[str, str | None]:
+    """The row's image written once under ``cache`` (``(path, None)``), or ``("", why)`` for bytes that do not
+    decode: a media error marks that item only, as for every task."""
     cell = row.get("image")
     if isinstance(cell, list):  # a TSV cell, resolved by read_tsv (one base64 string, or a list)
         if len(cell) != 1:
@@ -156,10 +158,8 @@ def _image(row: dict, path, qid, cache: Path) -> tuple[str, str | None]:
         cell = cell[0]
     if cell is None:
         raise DataError(str(path), "no image", qid, "image")
-    data = image_bytes(cell, path, qid, "image")
-    target = cache / f"mmb_{re.sub(r'[^0-9A-Za-z_-]', '_', qid)}-{hashlib.sha256(data).hexdigest()[:12]}{tables.frame_suffix(data)}"
-    write_bytes_once(target, data)
-    return str(target), None
+    target, error = write_image(image_bytes(cell, path, qid, "image"), cache, f"mmb_{qid}")
+    return target or "", error
 
 
 def edition(path: Path) -> str:
