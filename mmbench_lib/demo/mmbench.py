@@ -2,8 +2,8 @@
 copies at ``index + k * 1e6``, options shifted and the answer moved with them, the copies' ``image`` cell the main
 row's index) and ``hub/en/dev-00000-of-00001.parquet`` (the same rows, images inlined, ``L2-category``).
 
-Twelve questions over seven categories of all six L2 abilities; three have fewer than four options and two carry
-a hint. Every answer is read off the drawn pixels (a word, a colour, a position, a bar, a count of shapes).
+Twenty-two questions, every one of the twenty categories (so every L2 ability and Overall is reported); some have
+two or three options and three carry a hint. Every answer is read off the drawn pixels (a word, a colour, a position, a bar, a count of shapes).
 """
 from __future__ import annotations
 
@@ -14,19 +14,21 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from mmbench_lib.demo.draw import COLOURS, SEED, WORDS, canvas, draw_shape, draw_text, labelled_bars, load_font, \
-    pick_options, png_bytes, write_hf_parquet
+from mmbench_lib.demo.draw import COLOURS, SEED, WHITE, WORDS, canvas, draw_shape, draw_text, labelled_bars, load_font, \
+    move_gold, pick_options, png_bytes, write_hf_parquet
 
 OFFSET = 1_000_000
 TSV_COLUMNS = ("index", "question", "hint", "A", "B", "C", "D", "answer", "category", "l2-category", "split", "image")
 HUB_COLUMNS = ("index", "question", "hint", "answer", "A", "B", "C", "D", "category", "image", "source", "L2-category",
                "comment", "split")
-L2 = {"ocr": "finegrained_perception (instance-level)", "object_localization": "finegrained_perception (instance-level)",
-      "attribute_recognition": "finegrained_perception (instance-level)",
-      "spatial_relationship": "finegrained_perception (cross-instance)",
-      "attribute_comparison": "finegrained_perception (cross-instance)", "image_topic": "coarse_perception",
-      "structuralized_imagetext_understanding": "logic_reasoning", "physical_relation": "relation_reasoning",
-      "physical_property_reasoning": "attribute_reasoning"}
+L2 = {leaf: l2 for l2, leaves in (
+    ("coarse_perception", ("image_style", "image_scene", "image_emotion", "image_quality", "image_topic")),
+    ("finegrained_perception (instance-level)", ("object_localization", "attribute_recognition", "celebrity_recognition",
+                                                 "ocr")),
+    ("finegrained_perception (cross-instance)", ("spatial_relationship", "attribute_comparison", "action_recognition")),
+    ("attribute_reasoning", ("physical_property_reasoning", "function_reasoning", "identity_reasoning")),
+    ("relation_reasoning", ("social_relation", "physical_relation", "nature_relation")),
+    ("logic_reasoning", ("structuralized_imagetext_understanding", "future_prediction"))) for leaf in leaves}
 CORNERS = {"top left": (56, 56), "top right": (168, 56), "bottom left": (56, 168), "bottom right": (168, 168)}
 
 
@@ -110,11 +112,84 @@ def _count(rng):
     return img, "How many green circles are there?", None, opts, ans
 
 
-QUESTIONS = (("ocr", _ocr), ("ocr", _ocr), ("object_localization", _where), ("object_localization", _where),
-             ("attribute_recognition", _colour), ("spatial_relationship", _left_of), ("attribute_comparison", _bigger),
-             ("image_topic", _topic), ("structuralized_imagetext_understanding", _chart),
-             ("structuralized_imagetext_understanding", _chart), ("physical_relation", _on_top),
-             ("physical_property_reasoning", _count))
+def _face(rng):
+    img, d = canvas()
+    mood = rng.choice(("happy", "sad", "neutral"))
+    d.ellipse((42, 42, 182, 182), fill=COLOURS["yellow"], outline=(30, 30, 30), width=3)
+    d.ellipse((80, 85, 94, 99), fill=(30, 30, 30))
+    d.ellipse((130, 85, 144, 99), fill=(30, 30, 30))
+    if mood == "happy":
+        d.arc((75, 100, 149, 155), 20, 160, fill=(30, 30, 30), width=5)
+    elif mood == "sad":
+        d.arc((75, 130, 149, 185), 200, 340, fill=(30, 30, 30), width=5)
+    else:
+        d.line((80, 145, 144, 145), fill=(30, 30, 30), width=5)
+    opts, ans = pick_options(rng, mood, ("happy", "sad", "neutral"), 3)
+    return img, "How does the face feel?", None, opts, ans
+
+
+def _quality(rng):
+    from PIL import ImageFilter
+
+    img, d = canvas()
+    draw_text(d, 112, 112, rng.choice(WORDS), 40)
+    blurred = rng.random() < 0.5
+    if blurred:
+        img = img.filter(ImageFilter.GaussianBlur(6))
+    opts, ans = pick_options(rng, "blurry" if blurred else "sharp", ("blurry", "sharp"), 2)
+    return img, "Is the image sharp or blurry?", None, opts, ans
+
+
+def _scene(rng):
+    night = rng.random() < 0.5
+    img, d = canvas(bg=(20, 20, 60) if night else (150, 200, 250))
+    draw_shape(d, "circle", 170, 50, 22, (240, 240, 200) if night else COLOURS["yellow"])
+    d.rectangle((0, 180, 224, 224), fill=(40, 120, 50))
+    opts, ans = pick_options(rng, "at night" if night else "in the daytime",
+                             ("at night", "in the daytime", "under water", "in a cave"))
+    return img, "When is this scene?", None, opts, ans
+
+
+def _arrow(question):
+    def make(rng):
+        img, d = canvas()
+        way = rng.choice(("left", "right", "up", "down"))
+        tip = {"left": (40, 112), "right": (184, 112), "up": (112, 40), "down": (112, 184)}[way]
+        d.line((112, 112, *tip), fill=(30, 30, 30), width=8)
+        x, y = tip
+        head = {"left": [(x, y), (x + 30, y - 20), (x + 30, y + 20)], "right": [(x, y), (x - 30, y - 20), (x - 30, y + 20)],
+                "up": [(x, y), (x - 20, y + 30), (x + 20, y + 30)], "down": [(x, y), (x - 20, y - 30), (x + 20, y - 30)]}[way]
+        d.polygon(head, fill=(30, 30, 30))
+        draw_shape(d, "circle", 112, 112, 14, COLOURS["red"])
+        opts, ans = pick_options(rng, way, ("left", "right", "up", "down"))
+        return img, question, None, opts, ans
+    return make
+
+
+def _name(question, hint=None):
+    names = ("Alice", "Bruno", "Chloe", "Dmitri", "Elena", "Farid")
+
+    def make(rng):
+        img, d = canvas()
+        name = rng.choice(names)
+        d.rectangle((30, 80, 194, 144), fill=WHITE, outline=(30, 30, 30), width=3)
+        draw_text(d, 112, 112, name, 34)
+        opts, ans = pick_options(rng, name, names)
+        return img, question, hint, opts, ans
+    return make
+
+
+#: one question per category (all twenty, so every L2 ability and Overall are reported), two more for OCR and charts
+QUESTIONS = (("image_style", _topic), ("image_scene", _scene), ("image_emotion", _face), ("image_quality", _quality),
+             ("image_topic", _topic), ("object_localization", _where), ("attribute_recognition", _colour),
+             ("celebrity_recognition", _name("Whose name is on the card?")), ("ocr", _ocr), ("ocr", _ocr),
+             ("spatial_relationship", _left_of), ("attribute_comparison", _bigger),
+             ("action_recognition", _arrow("Which way is the arrow pointing?")),
+             ("physical_property_reasoning", _count), ("function_reasoning", _colour),
+             ("identity_reasoning", _name("Who is the guest?", "The guest wears the name card in the image.")),
+             ("social_relation", _left_of), ("physical_relation", _on_top), ("nature_relation", _where),
+             ("structuralized_imagetext_understanding", _chart), ("structuralized_imagetext_understanding", _chart),
+             ("future_prediction", _arrow("Which way will the red ball roll next?")))
 
 
 def circular_rows(row: dict) -> list[dict]:
@@ -140,6 +215,7 @@ def make_mmbench_demo(out_dir, seed: int = SEED + 7) -> dict:
     tsv, hub = [], []
     for i, (category, make) in enumerate(QUESTIONS):
         img, question, hint, opts, ans = make(rng)
+        opts, ans = move_gold(opts, ans, "ABCD"[i % len(opts)])  # gold letters spread over the positions
         row = {"index": i, "question": question, "hint": hint, **dict(zip("ABCD", opts)), "answer": ans,
                "category": category, "l2-category": L2[category], "split": "dev"}
         data = png_bytes(img)
@@ -172,6 +248,6 @@ README = """
 VLMEvalKit's layout: `MMBench_DEV_EN.tsv` (`index`, `question`, `hint`, `A`-`D`, `answer`, `category`,
 `l2-category`, `split`, base64 `image`), each question followed by its circular copies at `index + k*1e6`
 (options shifted, answer moved, `image` the main row's index); `hub/en/dev-00000-of-00001.parquet` is the hub
-copy (`lmms-lab/MMBench` layout, images inlined). 12 questions over 9 categories of all six L2 abilities,
-three with two or three options, two with a hint.
+copy (`lmms-lab/MMBench` layout, images inlined). 22 questions covering all 20 categories, some with two or
+three options, three with a hint.
 """

@@ -40,14 +40,15 @@ def test_tsv_and_parquet_give_the_same_questions(files, tmp_path):
     task = get_task("mmb")
     assert task.probe(files["annotation_file"]) == "tsv" and task.probe(files["parquet"]) == "parquet"
     tsv, hub = _load(files["annotation_file"], tmp_path), _load(files["parquet"], tmp_path)
-    assert len(tsv) == 12 and [it.id for it in tsv] == [str(i) for i in range(12)]
+    assert len(tsv) == 22 and [it.id for it in tsv] == [str(i) for i in range(22)]
+    assert {it.dimension_id for it in tsv} == set(M.DIMENSIONS)  # every category: every group is reported
     key = [(it.id, it.question, tuple(it.choices), it.answer, it.dimension_id, it.meta["hint"], it.meta["copies"]) for it in tsv]
     assert key == [(it.id, it.question, tuple(it.choices), it.answer, it.dimension_id, it.meta["hint"], it.meta["copies"])
                    for it in hub]
-    assert [len(it.choices) for it in tsv].count(4) == 9 and {it.meta["copies"] for it in tsv} == {2, 3, 4}
+    assert [len(it.choices) for it in tsv].count(4) == 15 and {it.meta["copies"] for it in tsv} == {2, 3, 4}
     assert all(it.meta["copies"] == len(it.choices) for it in tsv)  # N passes for N options (MMBench README)
-    assert tsv[0].meta["edition"] == "MMBench_DEV_EN" and tsv[0].meta["l2_category"].startswith("finegrained")
-    assert [it.id for it in _load(files["annotation_file"], tmp_path, dimensions=[19])] == ["8", "9"]
+    assert tsv[0].meta["edition"] == "MMBench_DEV_EN" and tsv[0].meta["l2_category"] == "coarse_perception"
+    assert [it.id for it in _load(files["annotation_file"], tmp_path, dimensions=[19])] == ["19", "20"]
     with open(tsv[0].images[0], "rb") as f:
         assert f.read(4) == b"\x89PNG"
 
@@ -65,7 +66,7 @@ def test_suite_shifts_are_the_files_circular_copies(files, tmp_path):
     for r in read_tsv(files["annotation_file"]):
         opts = tuple(r[L] for L in "ABCD" if r[L] is not None)
         official[str(int(r["index"]) % M.OFFSET)].add((opts, r["answer"]))
-    assert suite == official and sum(map(len, official.values())) == 44
+    assert suite == official and sum(map(len, official.values())) == 15 * 4 + 5 * 3 + 2 * 2
 
     def circular(rows_by_q, pick):  # a model that answers by a rule of the shown options
         return {q: all(pick(opts) == gold for opts, gold in rows) for q, rows in rows_by_q.items()}
@@ -156,16 +157,16 @@ def test_official_prompt_with_and_without_hint(files, tmp_path):
     """VLMEvalKit ImageMCQDataset.build_prompt (vlmeval/dataset/image_mcq.py, VLMEvalKit@e8e78f05): the hint line
     only when the hint is not NaN, then Question, Options, one 'X. text' line per option, the instruction."""
     items = {it.id: it for it in _load(files["annotation_file"], tmp_path)}
-    with_hint = generate_request(items["8"], get_recipe("mmbench-gen")).prompt
+    with_hint = generate_request(items["19"], get_recipe("mmbench-gen")).prompt
     assert with_hint.startswith("Hint: The chart shows how many units of four products were sold.\nQuestion: Which product")
-    assert with_hint.endswith("\nD. Q\nPlease select the correct answer from the options above.")
-    plain = generate_request(items["6"], get_recipe("mmbench-gen")).prompt
+    assert with_hint.endswith("\nD. R\nPlease select the correct answer from the options above.")
+    plain = generate_request(items["11"], get_recipe("mmbench-gen")).prompt
     assert plain == ("Question: Which shape is larger?\nOptions:\nA. the square\nB. the circle\n"
                      "Please select the correct answer from the options above.")
-    ranked = score_request(items["6"], get_recipe("mmbench-letters"))
+    ranked = score_request(items["11"], get_recipe("mmbench-letters"))
     assert ranked.prompt.endswith("B. the circle\nAnswer:") and ranked.continuations == [" A", " B"]
     # the SEED recipes have no {hint} field: their prompts are unchanged for an item with a hint
-    assert score_request(items["8"], get_recipe("seed1-ppl")).prompt == "Question: Which product sold the most?\nAnswer:"
+    assert score_request(items["19"], get_recipe("seed1-ppl")).prompt == "Question: Which product sold the most?\nAnswer:"
 
 
 @pytest.mark.parametrize("answer, letter, mode", [
@@ -176,6 +177,6 @@ def test_official_prompt_with_and_without_hint(files, tmp_path):
     ("Cannot determine the answer", None, "refusal"),
 ])
 def test_official_rule_on_mmbench_answers(answer, letter, mode):
-    """VLMEvalKit can_infer (vlmeval/utils/matching_util.py at e8e78f05) on the options of demo question 8."""
+    """VLMEvalKit can_infer (vlmeval/utils/matching_util.py at e8e78f05) on a chart question's options."""
     got = vlmevalkit_infer(answer, {"A": "P", "B": "T", "C": "S", "D": "Q"})
     assert (got.letter, got.mode) == (letter, mode)
