@@ -1,19 +1,13 @@
 """CircularEval as a benchmark's official metric: per task group, the answers no rule matched, and the
 off-by-default LLM choice extractor ("judge") of the official pipeline.
 
-Read from a :class:`reports.circular.CircularReport` (the one CircularEval machinery); the rule is VLMEvalKit's
-``mcq_circular_eval`` (vlmeval/dataset/utils/multiple_choice.py at open-compass/VLMEvalKit@e8e78f05, which the
-MMBench README names as its official code): a question is right only if every pass gives its gold letter. The
-rule-based matcher runs first (``tasks.letters.vlmevalkit_infer``, stored with each generated row); a question
-with a pass whose letter is wrong is wrong at once (``prefetch_circular_group``); one whose passes are all right
-or unmatched is *undecided*. Without a judge (VLMEvalKit's exact-matching mode) an undecided question counts wrong,
-and :func:`unmatched` says how many questions that decided. With a judge (:class:`Judge`, an OpenAI-compatible
-endpoint through ``models.openai_compat``) each unmatched pass of an undecided question is sent, in order, with
-VLMEvalKit's extractor prompt (``build_prompt``); the judge's output is read by the same rule, up to 3 attempts
-(an endpoint failure uses one); after 3 failures VLMEvalKit draws a random letter among the options and ``Z``
-(``extract_answer_from_item``), seeded here and counted. The first wrong pass makes the question wrong
-(``eval_circular_group``). The judge's model name is recorded: the official extractor changed over time
-(gpt-3.5-turbo-0613, gpt-3.5-turbo-0125, gpt-4o-mini).
+Read from a ``reports.circular.CircularReport`` (the one CircularEval machinery), following VLMEvalKit's
+``mcq_circular_eval`` / ``prefetch_circular_group`` / ``eval_circular_group`` / ``extract_answer_from_item``
+(vlmeval/dataset/utils/multiple_choice.py at open-compass/VLMEvalKit@e8e78f05): a question with a pass whose
+rule-matched letter is wrong is wrong; one whose passes are all right or unmatched is undecided, and counts wrong
+without a judge (:func:`unmatched` says how many). :func:`judged` asks the judge (an OpenAI-compatible endpoint,
+``models.openai_compat``) about each unmatched pass with VLMEvalKit's extractor prompt, up to 3 attempts, then a
+seeded random fallback, and records the judge's model name.
 
 More: docs/modules.md, ``mmbench_lib/reports/circular_official.py``; docs/mmbench.md.
 """

@@ -1,25 +1,13 @@
-"""MMBench (task id ``mmb``): lettered multiple choice over 20 abilities, scored by CircularEval.
+"""MMBench (task ``mmb``): lettered multiple choice over 20 abilities, scored by CircularEval.
 
 Paper: Liu et al., "MMBench: Is Your Multi-modal Model an All-around Player?", ECCV 2024 (arXiv 2307.06281).
-Data: the dev splits, English and Chinese, V1.0 and V1.1, as VLMEvalKit ships them
-(``MMBench_DEV_EN.tsv``, ``MMBench_DEV_CN.tsv``, ``MMBench_DEV_EN_V11.tsv``, ``MMBench_DEV_CN_V11.tsv``:
-``index``, ``question``, ``hint``, ``A``-``D``, ``answer``, ``category``, ``l2-category``, base64 ``image``;
-docs/en/Development.md, Table 1, open-compass/VLMEvalKit@e8e78f05) and the hub parquet copies
-(``lmms-lab/MMBench``: ``<config>/<split>-*.parquet``, configs ``en``/``cn``). The file names which
-language and version it is; the run records the file (``edition``: its stem). Test answers are not public.
-
-Circular copies: the official files hold each question once per cyclic shift of its options, the
-copies at ``index + k * 1e6`` (or with a ``g_index`` column); VLMEvalKit groups rows by
-``g_index = index % 1e6`` and takes the row with ``index == g_index`` as the question
-(``mcq_circular_eval``, vlmeval/dataset/utils/multiple_choice.py, VLMEvalKit@e8e78f05). The loader reads
-those main rows only and records how many copies each has (``meta["copies"]``); the suite asks every
-cyclic shift itself (the selection's ``rotation``, ``tasks.options``), so CircularEval comes from the one
-machinery of notebook 52 (``reports.circular``). The suite shifts the options the other way round from
-VLMEvalKit's ``vlmutil circular`` (``deque.rotate(1)``); the set of shifts, and so CircularEval, is the same.
-
-Answer extraction: VLMEvalKit's ``can_infer`` (``tasks.letters.vlmevalkit_infer``), recipe ``mmbench-gen``
-(VLMEvalKit's ``ImageMCQDataset.build_prompt``, the hint included). The ChatGPT matching step is the
-off-by-default judge hook of ``reports.choice_judge``.
+Data: the dev splits (EN / CN, V1.0 / V1.1) as VLMEvalKit's TSVs (``MMBench_DEV_EN.tsv`` and siblings;
+docs/en/Development.md, Table 1, open-compass/VLMEvalKit@e8e78f05) or the hub parquet (``lmms-lab/MMBench``).
+The files hold each question once per cyclic shift of its options (copies at ``index + k * 1e6``, grouped by
+``index % 1e6`` as VLMEvalKit's ``mcq_circular_eval`` does); the loader reads the main rows and counts the
+copies, and the suite asks every shift itself (``selection.rotation``), so CircularEval comes from notebook
+52's one machinery (``reports.circular``, ``reports.circular_official``). Generated answers: recipe
+``mmbench-gen`` read by VLMEvalKit's ``can_infer``; ranking: ``mmbench-letters``. Test answers are not public.
 
 More: docs/modules.md, ``mmbench_lib/tasks/mmbench.py``; docs/mmbench.md.
 """
