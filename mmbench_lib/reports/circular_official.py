@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from mmbench_lib.core.requests import GenerateRequest
+from mmbench_lib.models.openai_compat import OpenAICompatible
 from mmbench_lib.reports.circular import CircularReport, _entry_of
 from mmbench_lib.tasks.base import get_task, is_task
 from mmbench_lib.tasks.letters import vlmevalkit_infer
@@ -67,8 +68,6 @@ class Judge:
     def ask(self, key: str, prompt: str) -> str | None:
         """The judge's text for one prompt, ``None`` when the endpoint failed (one attempt used)."""
         if self.client is None:
-            from mmbench_lib.models.openai_compat import OpenAICompatible
-
             self.client = OpenAICompatible(self.model, base_url=self.base_url or None, api_key_env=self.api_key_env,
                                            concurrency=1, max_retries=1)
         try:

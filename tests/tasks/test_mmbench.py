@@ -180,3 +180,26 @@ def test_official_rule_on_mmbench_answers(answer, letter, mode):
     """VLMEvalKit can_infer (vlmeval/utils/matching_util.py at e8e78f05) on a chart question's options."""
     got = vlmevalkit_infer(answer, {"A": "P", "B": "T", "C": "S", "D": "Q"})
     assert (got.letter, got.mode) == (letter, mode)
+
+
+@pytest.mark.slow
+def test_notebook_52_on_mmbench_reports_circular_eval_per_l2_group(demo_dir, outputs):
+    """Notebook 52 through `mmbench run` with the shipped params (SmolLM2 generating, VLMEvalKit's prompt and rule),
+    the five coarse-perception categories: CircularEval per category and for the CP group, the figure written."""
+    import json
+    from pathlib import Path
+
+    from mmbench_lib.cli import main
+
+    root = Path(__file__).resolve().parents[2]
+    assert main(["run", str(root / "notebooks" / "52_circular_eval.ipynb"), "--run-id", "circ_mmb", "-f",
+                 str(root / "params" / "52_circular_eval" / "mmb_demo_smollm2_generated.yaml"),
+                 "-p", "data_dir", str(demo_dir), "-p", "dimensions", "[1, 2, 3, 4, 5]"]) == 0
+    out = outputs / "circ_mmb"
+    body = json.loads((out / "circular.json").read_text())
+    assert body["benchmark"] == "mmb" and body["recipe"] == "mmbench-gen" and body["orders"] == [f"rot-{k}" for k in range(4)]
+    assert body["overall"]["plain"]["n"] == 5 and body["overall"]["circular"]["correct"] <= body["overall"]["plain"]["correct"]
+    groups = (out / "tables" / "circular_groups.csv").read_text().splitlines()
+    assert groups[0].startswith("group,items") and [g.split(",")[0] for g in groups[1:]] == ["CP"]
+    assert groups[1].split(",")[1] == "5"
+    assert (out / "figures" / "circular_eval.png").is_file()
