@@ -14,6 +14,7 @@ More: docs/modules.md, ``mmbench_lib/reports/circular_official.py``; docs/mmbenc
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -41,6 +42,20 @@ EXTRACTOR_PROMPT = (
     "Example 3: \n"
     "Question: {}?\nOptions: {}\nAnswer: {}\nYour output: "
 )
+#: VLMEvalKit ``build_prompt_cn`` (multiple_choice.py at VLMEvalKit@028a6e77), used when the question has a CJK character
+EXTRACTOR_PROMPT_CN = (
+    "你是一个帮助我匹配答案与单选题中多个选项的 AI 助手。"
+    "你会被提供：一个问题，多个选项，一个答案。你的任务是找到与答案意义最相近的选项。"
+    "如果所有选项的意义都与答案显著不同，则输出 Z。"
+    "你应该输出一个单个的大写字母，例如 A, B, C, D（如果它们是有效选项），或 Z。"
+    "例 1:"
+    "问题: 图中最主要的物体是什么?\n选项: A. 泰迪熊 B. 兔子 C. 猫 D. 狗\n答案: 一只可爱的泰迪熊\n输出: A\n"
+    "例 2: \n"
+    "问题: 图中最主要的物体是什么?\n选项: A. 泰迪熊 B. 兔子 C. 猫 D. 狗\n答案: 蜘蛛\n输出: Z\n"
+    "例 3: \n"
+    "问题: {}?\n选项: {}\n答案: {}\n输出: "
+)
+_CJK = re.compile("[\u4e00-\u9fff]")
 RETRIES = 3  # VLMEvalKit extract_answer_from_item: retry = 3
 FALLBACK_SEED = 2680
 
@@ -51,7 +66,9 @@ def option_str(choices: dict) -> str:
 
 
 def extractor_prompt(question: str, choices: dict, prediction: str) -> str:
-    return EXTRACTOR_PROMPT.format(question, option_str(choices), prediction)
+    """VLMEvalKit's prompt for one answer: the Chinese one when the question has a CJK character (``cn_string``)."""
+    template = EXTRACTOR_PROMPT_CN if _CJK.search(str(question)) else EXTRACTOR_PROMPT
+    return template.format(question, option_str(choices), str(prediction).strip())
 
 
 @dataclass
@@ -102,7 +119,7 @@ def judged(r: CircularReport, items: dict, judge: Judge, seed: int = FALLBACK_SE
     out = r.items.copy()
     rows = _passes(r)
     record = {"judge_model": judge.model, "base_url": judge.base_url, "calls": 0, "matched": 0, "random_fallbacks": 0,
-              "turned_right": 0, "questions": 0, "prompt": "VLMEvalKit build_prompt (English)"}
+              "turned_right": 0, "questions": 0, "prompt": "VLMEvalKit build_prompt / build_prompt_cn"}
     for qid in unmatched(r)["undecided_ids"]:
         item, hit = items[qid], True
         record["questions"] += 1

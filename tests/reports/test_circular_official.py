@@ -133,3 +133,6 @@ def test_extractor_prompt_is_vlmevalkits():
     assert p.endswith("Example 3: \nQuestion: What is shown?\nOptions: There are several options: \nA. cat\nB. dog\n\n"
                       "Answer: a dog\nYour output: ")
     assert p.startswith("You are an AI assistant who will help me to match an answer with several options")
+    cn = O.extractor_prompt("图中是什么", {"A": "猫", "B": "狗"}, " 狗 ")
+    assert cn.startswith("你是一个帮助我匹配答案") and cn.endswith("问题: 图中是什么?\n选项: There are several options: \nA. 猫\n"
+                                                          "B. 狗\n\n答案: 狗\n输出: ")
