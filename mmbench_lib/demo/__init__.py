@@ -13,13 +13,14 @@ from pathlib import Path
 
 from mmbench_lib.core.manifest import resolve
 from mmbench_lib.demo import cmmmu, mmmu, mmmu_pro, mmstar, seed1, seed2, seed2plus
+from mmbench_lib.demo import mmbench as mmbench_demo
 from mmbench_lib.demo.cmmmu import make_cmmmu_demo
 from mmbench_lib.demo.draw import SEED
 from mmbench_lib.demo.mmmu import make_mmmu_demo
 
 __all__ = ["DEMO_VERSION", "SEED", "ensure_demo", "make_cmmmu_demo", "make_demo", "make_mmmu_demo", "make_seed_demo"]
 
-DEMO_VERSION = 5  # bump when the generator's output changes
+DEMO_VERSION = 6  # bump when the generator's output changes
 
 README_HEAD = """# mmbench demo data
 
@@ -52,8 +53,9 @@ def make_demo(out_dir, seed: int = SEED) -> dict:
     paths["mmmu-pro"] = mmmu_pro.make_mmmu_pro_demo(out / "mmmu-pro", seed + 4)
     paths["seed2plus"] = seed2plus.make_seed2plus_demo(out / "seed2plus", seed + 5)
     paths["mmstar"] = mmstar.make_mmstar_demo(out / "mmstar", seed + 6)
+    paths["mmb"] = mmbench_demo.make_mmbench_demo(out / "mmbench", seed + 7)
     readme = (README_HEAD + seed1.readme(paths["seed"]) + seed2.README + mmmu.README + cmmmu.readme(paths["cmmmu"])
-              + mmmu_pro.README + seed2plus.README + mmstar.README)
+              + mmmu_pro.README + seed2plus.README + mmstar.README + mmbench_demo.README)
     (out / "README.md").write_text(readme, encoding="utf-8")
     # the stamp that marks these files as the demo sets (runs on them are labelled "demo data": analysis.results)
     (out / "paths.json").write_text(json.dumps({"version": DEMO_VERSION, "paths": paths}, indent=2, default=str),

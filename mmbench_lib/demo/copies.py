@@ -244,6 +244,8 @@ def layout_copies(paths: dict, out: Path) -> dict[str, dict[str, tuple[dict, dic
         "cmmmu": {"official": ({"source": paths["cmmmu"]["root"]}, {}), "per-config": ({"source": paths["cmmmu"]["hf_root"]}, {}),
                   "merged": ({"source": cm["merged"]}, {}), "hub": ({"source": cm["hub_id"]}, {"HF_HUB_CACHE": cm["hub_cache"]}),
                   "tsv": ({"source": cm["tsv"]}, {})},
+        "mmb": {"tsv": ({"annotation_file": paths["mmb"]["annotation_file"]}, {}),
+                "parquet": ({"annotation_file": paths["mmb"]["parquet"]}, {})},
         "mmmu-pro": {"per-config": ({"source": paths["mmmu-pro"]["source"]}, {}),
                      "hub": ({"source": pro["hub_id"]}, {"HF_HUB_CACHE": pro["hub_cache"]})},
         "mmstar": {"parquet": ({"annotation_file": paths["mmstar"]["annotation_file"]}, {}),

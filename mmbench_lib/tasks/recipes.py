@@ -60,6 +60,14 @@ RECIPES = {
     "lmms-eval-gen": Recipe(name="lmms-eval-gen", prompt="{question}\n{options}\nAnswer with the option's letter "
                             "from the given choices directly.", separator="", chat=True, reduction=None,
                             continuation="generate", extractor="lmms-eval"),
+    # MMBench's official prompt: VLMEvalKit ImageMCQDataset.build_prompt (vlmeval/dataset/image_mcq.py at e8e78f05) with
+    # the hint line when the item has one, its trailing " \n" dropped as vlmevalkit-gen does; exact matching (can_infer)
+    "mmbench-gen": Recipe(name="mmbench-gen", prompt="{hint}Question: {question}\nOptions:\n{options}\nPlease select the "
+                          "correct answer from the options above.", separator="", chat=True, reduction=None,
+                          continuation="generate", extractor="vlmevalkit"),
+    # MMBench by ranking (no official ranking recipe): the same prompt ending in "Answer:", the letters ranked by mean NLL
+    "mmbench-letters": Recipe(name="mmbench-letters", prompt="{hint}Question: {question}\nOptions:\n{options}\nAnswer:",
+                              separator=" ", reduction="mean", continuation="letter"),
     # NOT a paper protocol. VLMEvalKit's multiple-choice prompt (ImageMCQDataset.build_prompt, no hint; its
     # trailing " \n" dropped, as most of its model wrappers strip it) and exact matching (can_infer)
     # NOT a paper protocol for SEED; MMStar's generation protocol: lmms-eval's mmstar prompt (the question as the
@@ -105,6 +113,12 @@ def paper_preprocess(images, size: int):
     return [im.resize((size, size), Image.BICUBIC) for im in images] if size else list(images)
 
 
+def hint_text(item: Item) -> str:
+    """``Hint: {hint}\n`` of an item with a hint (``meta["hint"]``, MMBench), else empty: the ``{hint}`` field."""
+    hint = item.meta.get("hint")
+    return f"Hint: {hint}\n" if hint else ""
+
+
 def options_as_written(item: Item) -> str:
     """The options as the data file writes them after the question, separator included (``meta["options_as_written"]``:
     MMStar's inline ``\nOptions: A: ...``), else a newline and the ``A. ...`` lines."""
@@ -112,9 +126,10 @@ def options_as_written(item: Item) -> str:
 
 
 def prompt_text(item: Item, recipe: Recipe) -> str:
-    """A recipe's prompt for ``item``: ``{question}``, ``{options}`` and ``{options_as_written}`` filled in."""
+    """A recipe's prompt for ``item``: ``{question}``, ``{options}``, ``{options_as_written}`` and ``{hint}`` filled in."""
     return recipe.prompt.format(question=question_text(item), options=options_text(item),
-                                options_as_written=options_as_written(item) if "{options_as_written}" in recipe.prompt else "")
+                                options_as_written=options_as_written(item) if "{options_as_written}" in recipe.prompt else "",
+                                hint=hint_text(item))
 
 
 def options_text(item: Item) -> str:
