@@ -22,6 +22,9 @@ DEMO_RUN: dict = {}
 DEMO_FILES = {"lmms-eval": "samples_cmmmu_val_demo.jsonl", "vlmevalkit": "demo_CMMMU_VAL.tsv"}
 #: lmms-eval's CMMMU metric field (``cmmmu_process_results``)
 LMMS_EVAL_METRIC = "cmmmu_acc"
+#: the names a peer file of CMMMU carries: lmms-eval tasks, VLMEvalKit datasets (``pipeline/audit_inputs.py``)
+LMMS_TASKS = ("cmmmu", "cmmmu_val", "cmmmu_test")
+VLMEVALKIT_DATASETS = ("CMMMU_VAL", "CMMMU_TEST")
 #: the official files, for the one-line error of a file of no known format
 OFFICIAL_FILES = ("a folder of responses.jsonl and gold.jsonl (this suite's official/ files, or a run folder holding "
                   "them), the official scorer's data rows {id, type, answer} (the --gold of its {id, type, response} file)")

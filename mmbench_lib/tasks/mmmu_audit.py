@@ -21,6 +21,9 @@ DEMO_RUN: dict = {}
 DEMO_FILES = {"lmms-eval": "samples_mmmu_val_demo.jsonl", "vlmevalkit": "demo_MMMU_DEV_VAL.tsv"}
 #: lmms-eval's MMMU metric field (``mmmu_process_results``)
 LMMS_EVAL_METRIC = "mmmu_acc"
+#: the names a peer file of MMMU carries: lmms-eval tasks, VLMEvalKit datasets (``pipeline/audit_inputs.py``)
+LMMS_TASKS = ("mmmu", "mmmu_val", "mmmu_test", "mmmu_dev")
+VLMEVALKIT_DATASETS = ("MMMU_DEV_VAL", "MMMU_TEST")
 LETTERS = string.ascii_uppercase
 
 
@@ -71,6 +74,12 @@ def from_vlmevalkit(row: dict) -> dict:
 
 def _present(v) -> bool:
     return v is not None and not (isinstance(v, float) and v != v) and str(v) != ""
+
+
+def from_task_item(item) -> dict:
+    """A question of the task's own data copy (``Task.load_items``: any layout the task declares) as a gold item."""
+    return _item(item.id, item.question_type, item.letters, dict(zip(item.letters, item.choices)), item.answer, "",
+                 split=item.split)
 
 
 def with_gold(row: dict, gold: dict) -> dict:
