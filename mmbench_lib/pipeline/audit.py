@@ -528,8 +528,10 @@ def file_answer(f: dict, reported: float | None = None) -> str:
 def answer_text(result: dict, reported: float | None = None) -> str:
     """The audit's answer: one paragraph per file (:func:`file_answer`), then the files against each other."""
     paras = [file_answer(f, reported) for f in result["files"]]
-    across = result["across"]
+    across, first = result["across"], result["files"][0]["path"] if result["files"] else None
     for _, r in across.iterrows() if len(across) else ():
+        if r["a"] != first and not _distinct(r["low"], r["high"]):  # the first file against each, + significant pairs
+            continue
         paras.append(f"{Path(r['a']).name} vs {Path(r['b']).name} (reference rule, {int(r['n'])} paired items): "
                      f"{_pts(r['difference'])} points {_interval(r['low'], r['high'])}, "
                      f"{_verdict(r['low'], r['high'], int(r['n']))}.")
@@ -545,6 +547,24 @@ def _fmt(df: pd.DataFrame) -> str:
     return df.astype(object).where(df.notna(), "-").to_string(
         index=False, formatters={c: (lambda v: v if isinstance(v, str) else f"{v:.2f}")
                                  for c in df.columns if df[c].dtype.kind == "f"})
+
+
+def shown(df: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """A table to show or save: numbers rounded, an empty cell (no change, no interval) as "-", never NaN."""
+    out = df.round(digits).astype(object)
+    return out.where(df.notna(), "-")
+
+
+def summary_table(result: dict) -> pd.DataFrame:
+    """One row per file, one column per rule set: "accuracy [low, high]" (%, 95% Wilson), "-" where a rule set does
+    not apply to a file."""
+    rows = []
+    for f in result["files"]:
+        row = {"file": Path(f["path"]).name, "format": f["format"], "n": f["stats"]["items"]}
+        for _, r in f["table"].iterrows():
+            row[r["rule set"]] = f"{r['accuracy']:.1f} [{r['low']:.1f}, {r['high']:.1f}]"
+        rows.append(row)
+    return pd.DataFrame(rows).fillna("-")
 
 
 def report_text(result: dict) -> str:
