@@ -27,6 +27,7 @@ from mmbench_lib.core.paths import find_run, outputs_root
 from mmbench_lib.core.uncertainty import compare_runs, proportion_interval
 from mmbench_lib.pipeline.rescoring import _read_output_json
 from mmbench_lib.pipeline import audit_inputs as checks
+from mmbench_lib.tasks import peer_rules
 from mmbench_lib.tasks.audits import audit_rules
 from mmbench_lib.tasks.base import get_task
 from mmbench_lib.tasks.thinking import split_trace
@@ -427,11 +428,14 @@ def resolve_inputs(paths: Sequence, benchmark: str, notes: list[str]) -> list[Pa
 
 def audit(paths: Sequence, benchmark: str, reported: float | None = None, split: str | None = None,
           gold=None, judge: Callable[[dict], bool] | None = None, max_new_tokens: int | None = None,
-          expected: int | None = None) -> dict:
+          expected: int | None = None, can_infer: str | None = None) -> dict:
     """The whole audit of one or more files (module doc): ``{"files": [...per file...], "across": table,
     "notes": [...], "answer": text}``. Per file: format, scores (per item), table, pairs, disagreements, stats,
-    waterfall (with ``reported``)."""
+    waterfall (with ``reported``), the peer rule versions applied and why (``tasks/peer_rules.py``: the VLMEvalKit
+    ``can_infer`` of the file's recorded date, or ``can_infer``: a version by name, commit or date)."""
     checks.check_options(reported, expected, max_new_tokens)
+    if can_infer:
+        peer_rules.can_infer_version(can_infer)  # a wrong name: one line before any work
     notes: list[str] = []
     gold_items = read_gold(gold, benchmark, notes) if gold is not None else None
     files, items_of = [], []
@@ -439,7 +443,9 @@ def audit(paths: Sequence, benchmark: str, reported: float | None = None, split:
         items, fmt = read_items(p, benchmark, gold_items, notes)
         if expected is not None and expected < len(items):
             raise ValueError(f"--expected {expected}: fewer than the {len(items)} items {p} holds")
-        df = score(items, benchmark, judge)
+        version, why = peer_rules.pick(p, fmt, can_infer)
+        with peer_rules.using(version):
+            df = score(items, benchmark, judge)
         expected_ids = None
         if gold_items:
             splits = {it.get("split") for it in items}
@@ -448,7 +454,7 @@ def audit(paths: Sequence, benchmark: str, reported: float | None = None, split:
         own = {"lmms-eval": "lmms-eval", "vlmevalkit": "vlmevalkit"}.get(fmt, _reference(df)[0])
         own = "file's own" if "file's own" in df else own
         entry = {"path": str(p), "format": fmt, "scores": df, "table": rule_table(df), "pairs": paired_tests(df),
-                 "disagreements": disagreements(df), "stats": stats, "own": own}
+                 "disagreements": disagreements(df), "stats": stats, "own": own, "rule_versions": why}
         if reported is not None:
             entry["waterfall"] = waterfall(df, reported, stats, own, split, expected)
         files.append(entry)
@@ -497,6 +503,9 @@ def file_answer(f: dict, reported: float | None = None) -> str:
     out = [f"{Path(f['path']).name} ({f['format']}, {n} items):"]
     if reported is not None:
         out.append(f"Reported: {reported:.2f}%.")
+    why = f.get("rule_versions") or ""
+    if f["format"] == "vlmevalkit" or "asked for" in why or "lmms-eval" in why:
+        out.append(f"Rules applied: {f['rule_versions']}.")
     out.append(f"The file's own score ({own!r}): {_score(table, own)}; the {official} rule set: {_score(table, ref)}.")
     w = f.get("waterfall")
     if w is not None:
@@ -598,7 +607,7 @@ def write_audit(result: dict, out) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written, summary = [], {"benchmark": result["benchmark"], "files": []}
     for n, f in enumerate(result["files"], 1):
-        entry = {"path": f["path"], "format": f["format"], "stats": f["stats"]}
+        entry = {"path": f["path"], "format": f["format"], "stats": f["stats"], "rule_versions": f.get("rule_versions")}
         for key in ("table", "pairs", "disagreements", "scores", "waterfall"):
             if key in f:
                 p = out / f"{n}_{key}.csv"
