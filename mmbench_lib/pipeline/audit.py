@@ -16,6 +16,7 @@ import inspect
 import io
 import json
 import re
+import warnings
 from itertools import combinations
 from pathlib import Path
 from typing import Callable, Sequence
@@ -113,7 +114,10 @@ def read_items(path, benchmark: str, gold: Sequence[dict] | None = None,
     fmt = detect(path, benchmark)
     if fmt == "official-folders" and hasattr(rules, "read_official"):  # a reader may take the gold items (optional)
         takes_gold = "gold" in inspect.signature(rules.read_official).parameters
-        items = rules.read_official(path, gold=gold) if takes_gold else rules.read_official(path)
+        with warnings.catch_warnings(record=True) as caught:  # the reader's counted tolerances: notes, one line each
+            warnings.simplefilter("always")
+            items = rules.read_official(path, gold=gold) if takes_gold else rules.read_official(path)
+        notes += [str(w.message) for w in caught]
     elif fmt == "official-folders":
         path = path / "official" if not any(path.glob("*/output.json")) else path
         items = []
