@@ -1,24 +1,13 @@
-"""The versions of the peers' scoring rules a reproduction audit applies, and the version a file's own record picks.
+"""The versions of the peers' scoring rules a reproduction audit applies, and the version a file's record picks.
 
-VLMEvalKit ``can_infer`` (``vlmeval/utils/matching_util.py``, open-compass/VLMEvalKit; read at e8e78f05):
+VLMEvalKit ``can_infer`` (open-compass/VLMEvalKit ``vlmeval/utils/matching_util.py``, read at e8e78f05):
+``before #1175`` (c6bdffd3, 2024-03-19: a letter anywhere, text pass on any answer), ``#1175`` (c3371551,
+2025-08-04: the letter among the last five tokens, text pass only for short answers), ``#1552`` (a67ace50,
+2026-06-17: then "answer is X"; current). #1560 (1445ec4f) changed ``extract_characters_regex``, not ``can_infer``.
+A VLMEvalKit run folder ``T<YYYYMMDD>_G<commit>`` (run.py since #583) picks the version by date; lmms-eval's
+``git_hash`` (its ``*_results.json``, #1378) is reported: its audited rules have one version (to 75571cfe).
 
-- ``before #1175`` (c6bdffd3, 2024-03-19, unchanged to aca64dbb, 2025-04-08, the last commit before #1175): one
-  option letter among the tokens, anywhere; the option-text pass on any answer.
-- ``#1175`` (c3371551, 2025-08-04, "Improve can_infer_option and can_infer_text"): the letter must be among the
-  last five tokens; the text pass only for answers at most twice the options' total length.
-- ``#1552`` (a67ace50, 2026-06-17, "Match verbose Chain-of-Thought in eval"): then "answer is X"
-  (``_VERBOSE_ANSWER_RE``). Unchanged to e8e78f05 (the current rule).
-
-VLMEvalKit #1560 (1445ec4f, 2026-06-17: "Best answer: D" no longer read as B) changed ``extract_characters_regex``
-in ``vlmeval/dataset/utils/multiple_choice.py``, used by MME-RealWorld, TreeBench and video datasets, not by
-``can_infer``: no rule audited here changed with it.
-
-VLMEvalKit writes its predictions under ``<work_dir>/<model>/T<YYYYMMDD>_G<commit>/`` (run.py, since #583,
-4ff78b62, 2024-11-08): that folder name picks the version. lmms-eval writes ``git_hash`` into its
-``<date>_results.json`` beside the sample logs (made robust in #1378, 5bd8fbc9); its audited rules (MMMU's
-``parse_mmmu_multi_choice_response``, moved unchanged to ``_task_utils/mmmu_mcq_utils.py`` in d8fcb9c3; SEED's
-``seed_process_result``; CMMMU's; MMMU-Pro's) have one version over the commits read (to 75571cfe), so the
-recorded commit is reported, and the one rule applied.
+More: docs/audit.md ("Rule versions").
 """
 from __future__ import annotations
 
