@@ -158,7 +158,8 @@ def read_items(path, benchmark: str, gold: Sequence[dict] | None = None,
         items = rules.annotate(path, fmt, items)
     checks.check_benchmark(path, fmt, items, get_task(benchmark).name)
     items = checks.one_per_id(path, items, notes)
-    checks.check_gold(path, items, options=fmt != "official-folders", letters=getattr(rules, "ANSWER_LETTERS", None))
+    checks.check_gold(path, items, options=fmt != "official-folders", letters=getattr(rules, "ANSWER_LETTERS", None),
+                      multi=getattr(rules, "MULTI_LETTER_ANSWERS", False))
     return items, fmt
 
 

@@ -105,12 +105,14 @@ def _choices(it: dict) -> list[str]:
     return list(it.get("all_choices") or it.get("letters") or (it.get("index2ans") or {}))
 
 
-def check_gold(path, items: Sequence[dict], options: bool = True, letters: Sequence[str] | None = None) -> None:
+def check_gold(path, items: Sequence[dict], options: bool = True, letters: Sequence[str] | None = None,
+               multi: bool = False) -> None:
     """Each item's question type is known and its gold answer usable: present; a multiple-choice answer a letter
     (or a list of letters) among its options (``options``: an official file's options are checked by its own
     reader, as ``score-responses`` reads it, and kept as the official scorer keeps them); an open answer a string,
     a number or a list of them. ``letters``: the letters an answer may name whatever an item's options (MMMU-Pro:
-    A-J, as its official reader keeps an item whose options string does not parse into its letters)."""
+    A-J, as its official reader keeps an item whose options string does not parse into its letters). ``multi``: a
+    gold may be several letters in one string (CMMMU's multiple-answer questions, "AC")."""
     for it in items:
         qtype, answer = it.get("question_type"), it.get("answer")
         if qtype not in QUESTION_TYPES:
@@ -121,7 +123,7 @@ def check_gold(path, items: Sequence[dict], options: bool = True, letters: Seque
             raise DataError(str(path), "gold answer missing; not scored", it["id"], "answer")
         if qtype == "multiple-choice" and options and _choices(it):
             gold = mparse.parse_gold(answer) if isinstance(answer, str) and answer.lstrip().startswith("[") else answer
-            golds = gold if isinstance(gold, list) else [gold]
+            golds = gold if isinstance(gold, list) else (list(gold.strip()) if multi and isinstance(gold, str) else [gold])
             allowed = list(letters) if letters else _choices(it)
             if not golds or not all(isinstance(g, str) and g.strip() in allowed for g in golds):
                 raise DataError(str(path), f"gold answer {answer!r} names no option of {allowed}; not scored",

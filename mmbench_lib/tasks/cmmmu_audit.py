@@ -34,6 +34,8 @@ VLMEVALKIT_COLUMNS = ("prediction", "answer", "type", "category", "index")
 #: Chinese answer kind -> the suite's question type (``tasks/cmmmu.py``)
 QUESTION_TYPES = {"选择": "multiple-choice", "判断": "true-false", "填空": "fill-in-the-blank"}
 LETTERS = cparse.MC_CHOICES
+#: a multiple-choice gold may name several letters in one string ("AC"; ``audit_inputs.check_gold``)
+MULTI_LETTER_ANSWERS = True
 
 
 def _text(value) -> str:
