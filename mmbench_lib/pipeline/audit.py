@@ -141,7 +141,9 @@ def read_items(path, benchmark: str, gold: Sequence[dict] | None = None,
         items = [_row(path, n, row, rules.from_vlmevalkit, needed[-1:]) for n, row in enumerate(rows, 1)]
     else:
         if gold is None:
-            raise DataError(str(path), "a JSONL of {id, response} needs the questions: pass --gold (a file of another format)")
+            raise DataError(str(path), "a JSONL of {id, response} needs the questions: pass --gold (the benchmark's data "
+                                       "copy, a hub id in the local cache, or a file of another format); none is "
+                                       "in the hub cache")
         by_id = {g["id"]: g for g in gold}
         items = []
         for n, row in enumerate(_jsonl(path), 1):
@@ -400,6 +402,29 @@ def read_gold(gold, benchmark: str, notes: list[str] | None = None) -> list[dict
     return out
 
 
+def _is_plain(path, benchmark: str) -> bool:
+    try:
+        return Path(str(path)).is_file() and detect(path, benchmark) == "plain-jsonl"
+    except DataError:
+        return False
+
+
+def cached_gold(benchmark: str, notes: list[str]) -> str | None:
+    """The benchmark's data copy in the local hub cache, for a plain JSONL given without ``--gold``: the task's hub
+    id, else lmms-eval's copy under ``lmms-lab/`` or ``lmms-lab-encoder/`` (lmms-eval #1416); None when none is held."""
+    from mmbench_lib.tasks.copies.tables import hub_snapshot
+
+    hub_id = get_task(benchmark).hub_id
+    if not hub_id:
+        return None
+    name = hub_id.split("/")[-1]
+    for ref in (hub_id, f"lmms-lab/{name}", f"lmms-lab-encoder/{name}"):
+        if hub_snapshot(ref) is not None:
+            notes.append(f"questions from the hub cache's {ref} (no --gold given)")
+            return ref
+    return None
+
+
 def resolve_inputs(paths: Sequence, benchmark: str, notes: list[str]) -> list[Path]:
     """Each input as files the audit reads: a path as given, else a run id under ``outputs/`` (``MMBENCH_OUTPUTS``;
     ``core.paths.find_run``); a run's top folder (a folder of sub-runs) is each of its sub-runs, said in a note."""
@@ -442,6 +467,8 @@ def audit(paths: Sequence, benchmark: str, reported: float | None = None, split:
     if can_infer:
         peer_rules.can_infer_version(can_infer)  # a wrong name: one line before any work
     notes: list[str] = []
+    if gold is None and any(_is_plain(p, benchmark) for p in paths):
+        gold = cached_gold(benchmark, notes)
     gold_items = read_gold(gold, benchmark, notes) if gold is not None else None
     files, items_of = [], []
     for p in resolve_inputs(paths, benchmark, notes):

@@ -73,6 +73,9 @@ def test_gold_as_a_hub_id_of_either_lmms_eval_owner(demo_dir, tmp_path, monkeypa
     plain.write_text("".join(json.dumps({"id": it["id"], "response": it["response"]}) + "\n" for it in items))
     result = A.audit([plain], "mmmu", gold=f"{owner}/MMMU")
     assert result["files"][0]["stats"]["items"] == len(items) and result["files"][0]["stats"]["missing"] == 0
+    cached = A.audit([plain], "mmmu")  # no --gold: the copy held in the hub cache
+    assert f"questions from the hub cache's {owner}/MMMU (no --gold given)" in cached["notes"]
+    pd.testing.assert_frame_equal(_per_item(cached), _per_item(result))
 
 
 def test_a_run_by_folder_top_folder_or_run_id(demo_dir, outputs, capsys):
