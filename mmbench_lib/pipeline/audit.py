@@ -29,6 +29,7 @@ from mmbench_lib.core.uncertainty import compare_runs, proportion_interval
 from mmbench_lib.pipeline.rescoring import _read_output_json
 from mmbench_lib.pipeline import audit_inputs as checks
 from mmbench_lib.tasks import peer_rules
+from mmbench_lib.tasks.copies.tables import hub_snapshot
 from mmbench_lib.tasks.audits import audit_rules
 from mmbench_lib.tasks.base import get_task
 from mmbench_lib.tasks.thinking import split_trace
@@ -412,8 +413,6 @@ def _is_plain(path, benchmark: str) -> bool:
 def cached_gold(benchmark: str, notes: list[str]) -> str | None:
     """The benchmark's data copy in the local hub cache, for a plain JSONL given without ``--gold``: the task's hub
     id, else lmms-eval's copy under ``lmms-lab/`` or ``lmms-lab-encoder/`` (lmms-eval #1416); None when none is held."""
-    from mmbench_lib.tasks.copies.tables import hub_snapshot
-
     hub_id = get_task(benchmark).hub_id
     if not hub_id:
         return None

@@ -14,6 +14,7 @@ from typing import Sequence
 
 from mmbench_lib.core.items import DataError
 from mmbench_lib.tasks import mmmu_parser as mparse
+from mmbench_lib.tasks import peer_rules
 from mmbench_lib.tasks.audits import AUDITS
 
 #: question types an audit item may carry (the tasks' normalised names); anything else is refused
@@ -71,17 +72,10 @@ def check_benchmark(path, fmt: str, items: Sequence[dict], benchmark: str) -> No
 
 # --------------------------------------------------------------------------------------------- the rows
 
-def raw_text(value):
-    """The first string inside lmms-eval's ``resps`` (a list per request, itself a list or a string), else None."""
-    while isinstance(value, (list, tuple)) and value:
-        value = value[0]
-    return value if isinstance(value, str) else None
-
-
 def mark_raw(row: dict, item: dict) -> dict:
     """An lmms-eval item whose raw ``resps`` holds no text (null, empty, NaN, an object) is scored as an empty
     response and marked ``response_problem`` -- never silently given the filtered response."""
-    if raw_text(row.get("resps")) is None:
+    if peer_rules.first_text(row.get("resps")) is None:
         got = row.get("resps")
         item = {**item, "response": "", "response_problem": f"resps is {type(got).__name__} {str(got)[:40]!r}, not text"}
     return item

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from mmbench_lib.core.items import DataError
+from mmbench_lib.tasks import peer_rules
 from mmbench_lib.tasks import cmmmu_official as cofficial
 from mmbench_lib.tasks import cmmmu_parser as cparse
 from mmbench_lib.tasks.thinking import strip_trace
@@ -47,8 +48,7 @@ def _text(value) -> str:
     return ""
 
 
-def _present(v) -> bool:
-    return v is not None and not (isinstance(v, float) and v != v) and str(v) != ""
+_present = peer_rules.present
 
 
 def _category(row: dict) -> str | None:
@@ -126,11 +126,7 @@ def read_official(path) -> list[dict]:
 
 # --------------------------------------------------------------------------------------------- peers' files
 
-def _first_text(value):
-    """The first string inside ``resps`` / ``filtered_resps`` (a list per request, itself a list or a string)."""
-    while isinstance(value, (list, tuple)) and value:
-        value = value[0]
-    return value if isinstance(value, str) else None
+_first_text = peer_rules.first_text  # one copy: tasks/peer_rules.py
 
 
 def _options(row: dict) -> dict[str, str]:

@@ -10,6 +10,7 @@ import re
 import string
 from typing import Callable, Sequence
 
+from mmbench_lib.tasks import peer_rules
 from mmbench_lib.tasks import mmmu_parser as mparse
 from mmbench_lib.tasks.letters import vlmevalkit_infer
 from mmbench_lib.tasks.thinking import strip_trace
@@ -35,11 +36,7 @@ def _item(item_id, question_type, all_choices, index2ans, answer, response, **ex
             **extra}
 
 
-def _first_text(value):
-    """The first string inside ``resps`` / ``filtered_resps`` (a list per request, itself a list or a string)."""
-    while isinstance(value, (list, tuple)) and value:
-        value = value[0]
-    return value if isinstance(value, str) else None
+_first_text = peer_rules.first_text  # one copy: tasks/peer_rules.py
 
 
 def from_official(rec: dict) -> dict:
@@ -72,8 +69,7 @@ def from_vlmevalkit(row: dict) -> dict:
     return _item(row["id"], qtype, list(index2ans), index2ans, row.get("answer"), prediction, index=row.get("index"))
 
 
-def _present(v) -> bool:
-    return v is not None and not (isinstance(v, float) and v != v) and str(v) != ""
+_present = peer_rules.present
 
 
 def from_task_item(item) -> dict:

@@ -76,6 +76,19 @@ def using(version: RuleVersion):
         _ACTIVE.reset(token)
 
 
+def first_text(value):
+    """The first string inside a peer's response field (lmms-eval ``resps`` / ``filtered_resps``: a list per request,
+    itself a list or a string), else None. The one copy the audit modules share."""
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    return value if isinstance(value, str) else None
+
+
+def present(v) -> bool:
+    """A cell that holds a value (not None, NaN or empty): what a VLMEvalKit table read by pandas leaves."""
+    return v is not None and not (isinstance(v, float) and v != v) and str(v) != ""
+
+
 _VLM_RUN = re.compile(r"T(\d{8})_G([0-9a-f]{7,40})")
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from mmbench_lib.core.items import DataError, read_utf8
+from mmbench_lib.tasks import peer_rules
 from mmbench_lib.tasks import seed1, seed2, seed2plus
 from mmbench_lib.tasks.base import get_task
 from mmbench_lib.tasks.letters import lmms_eval_letter
@@ -42,15 +43,10 @@ def strict_letter(response, letters: Sequence[str] = LETTERS) -> str | None:
     return letter if letter and letter in letters else None
 
 
-def _first_text(value):
-    """The first string inside ``resps`` / ``filtered_resps`` (a list per request, itself a list or a string)."""
-    while isinstance(value, (list, tuple)) and value:
-        value = value[0]
-    return value if isinstance(value, str) else None
+_first_text = peer_rules.first_text  # one copy: tasks/peer_rules.py
 
 
-def _present(v) -> bool:
-    return v is not None and not (isinstance(v, float) and v != v) and str(v) != ""
+_present = peer_rules.present
 
 
 def _id(v) -> str:
