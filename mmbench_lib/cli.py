@@ -142,7 +142,7 @@ def cmd_audit(a) -> int:
     if a.out:
         check_out_folder(a.out)  # before any work
     result = audit_mod.audit(a.files, a.benchmark, reported=a.reported, split=a.split, gold=a.gold,
-                             max_new_tokens=a.max_new_tokens, expected=a.expected)
+                             max_new_tokens=a.max_new_tokens, expected=a.expected, can_infer=a.can_infer)
     print(audit_mod.report_text(result))
     if a.out:
         print(f"wrote {len(audit_mod.write_audit(result, a.out))} files under {a.out}")
@@ -449,6 +449,9 @@ def build_parser() -> argparse.ArgumentParser:
                                   "benchmark's question file where docs/audit.md says so), for files without them")
     s.add_argument("--max-new-tokens", type=int, help="the generation budget: responses this long count as truncated")
     s.add_argument("--expected", type=int, help="the number of items of the split (missing items are counted)")
+    s.add_argument("--can-infer", metavar="VERSION", help="the VLMEvalKit can_infer version to apply: a name (#1175), "
+                   "commit or date (docs/audit.md); default: the one in force at a VLMEvalKit file's recorded date, else "
+                   "the current one")
     s.add_argument("--out", help="write the tables (csv) and audit.json here")
     s.set_defaults(func=cmd_audit)
 

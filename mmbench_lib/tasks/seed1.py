@@ -14,7 +14,7 @@ from pathlib import Path
 from mmbench_lib.core.items import DataError, Item, VideoClip
 from mmbench_lib.core.video import list_frame_folder
 from mmbench_lib.core.paths import PathEscape
-from mmbench_lib.tasks.base import Layout, Task, did_you_mean, register_task
+from mmbench_lib.tasks.base import AuditPart, Layout, Task, did_you_mean, register_task
 from mmbench_lib.tasks._common import (choices_abcd, duplicate_choices, media_path, question_id_and_dimension, read_json,
                                        refuse_or_mark, require)
 from mmbench_lib.tasks.copies import seed as copies
@@ -209,6 +209,7 @@ def _norm(s: str) -> str:
 # --------------------------------------------------------------------------------------------- the task
 class SeedTask(Task):
     """SEED-Bench (v1): 12 dimensions, ranked answers, one test split (the SEED family's base class)."""
+    audit = AuditPart("mmbench_lib.tasks.seed_audit:SEED")  # mmbench audit (docs/audit.md)
 
     name = BENCHMARK
     aliases = ("seed1",)

@@ -12,7 +12,7 @@ import warnings
 from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
-from mmbench_lib.tasks.base import Layout, register_task
+from mmbench_lib.tasks.base import AuditPart, Layout, register_task
 from mmbench_lib.tasks.seed1 import SeedTask
 from mmbench_lib.tasks._common import (choices_abcd, duplicate_choices, media_path, question_id_and_dimension, read_json,
                                        refuse_or_mark, require)
@@ -204,6 +204,7 @@ def _check_type_map(qtype_map: dict, path) -> None:
 # --------------------------------------------------------------------------------------------- the task
 class Seed2Task(SeedTask):
     """SEED-Bench-2: SEED v1's contract with 27 dimensions, levels L1-L3 and subparts (a variant of v1)."""
+    audit = AuditPart("mmbench_lib.tasks.seed_audit:SEED2")  # mmbench audit (docs/audit.md)
 
     name = BENCHMARK
     aliases = ()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks._common import check_unique, media_path, read_json, require
-from mmbench_lib.tasks.base import Layout, register_task
+from mmbench_lib.tasks.base import AuditPart, Layout, register_task
 from mmbench_lib.tasks.copies import tables
 from mmbench_lib.tasks.copies.tables import read_parquet
 from mmbench_lib.tasks.mmmu import default_cache_dir, write_image
@@ -175,6 +175,7 @@ def per_subtype(rows: list[dict]) -> dict:
 
 class Seed2PlusTask(SeedTask):
     """SEED-Bench-2-Plus: the SEED ranking contract with three categories and their data-type subtypes."""
+    audit = AuditPart("mmbench_lib.tasks.seed_audit:SEED2PLUS")  # mmbench audit (docs/audit.md)
 
     name = BENCHMARK
     aliases = ("seed2-plus", "seed_bench_2_plus")

