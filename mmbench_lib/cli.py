@@ -38,6 +38,7 @@ from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.tasks.protocols import protocol_for
 from mmbench_lib.launch.options import add_arguments as add_launch_arguments, launch_requested, options_from_args
 from mmbench_lib.pipeline.rescore_seed import score_predictions
+from mmbench_lib.core.outdir import check_out
 from mmbench_lib.core.store import RunLockedError, write_json_atomic
 from mmbench_lib.pipeline import audit as audit_mod
 from mmbench_lib.tasks.audits import audited
@@ -64,7 +65,7 @@ def _print_summary(summary: dict) -> None:
 
 
 def cmd_make_demo(a) -> int:
-
+    check_out(a.out, suggest="demo")  # rewrites demo data, never a run's folder
     paths = ensure_demo(a.out, force=True)
     print(json.dumps(paths, indent=2, default=str))
     return 0
@@ -110,7 +111,7 @@ def _print_results(folder) -> None:
 
 def cmd_score_predictions(a) -> int:
     if a.out:
-        check_out_folder(a.out)  # before any work
+        check_out_folder(a.out, ("summary.json",))  # before any work; nothing written is replaced
     summary = score_predictions(a.benchmark, a.predictions, a.questions)
     _print_summary(summary)
     inp = summary["input"]
@@ -141,7 +142,7 @@ def cmd_score_responses(a) -> int:
 
 def cmd_audit(a) -> int:
     if a.out:
-        check_out_folder(a.out)  # before any work
+        check_out_folder(a.out, ("audit.json", "[0-9]*_*.csv"), "audit")  # before any work
     result = audit_mod.audit(a.files, a.benchmark, reported=a.reported, split=a.split, gold=a.gold,
                              max_new_tokens=a.max_new_tokens, expected=a.expected)
     print(audit_mod.report_text(result))
@@ -151,7 +152,7 @@ def cmd_audit(a) -> int:
 
 
 def cmd_merge(a) -> int:
-    check_out_folder(a.out)
+    check_out(a.out, suggest="merged", merge=True)  # a run's folder is never replaced; merging again is allowed
 
     metrics = merge_runs(a.run_dirs, a.out, a.benchmark)
     _print_summary(metrics)
