@@ -30,6 +30,7 @@ from mmbench_lib.analysis.subsets import _benchmark as same_benchmark, read_blin
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.core.paths import check_outputs_root, make_run_id, run_folder, validate_run_id
 from mmbench_lib.core.progress import ENV as PROGRESS_ENV, CellLines
+from mmbench_lib.core.secrets import check_parameters as check_no_credentials
 from mmbench_lib.core.yaml_limits import load as load_yaml
 from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_atomic
 from mmbench_lib.pipeline.preflight import BadValue, absolute_paths, check_values
@@ -370,6 +371,10 @@ def prepare_run(notebook, param_files: list[str] | None = None, overrides: dict 
     if not nb.is_file():
         raise FileNotFoundError(f"notebook not found: {nb}")
     params = read_params(param_files, overrides)
+    try:  # before any check that could echo a value: a key is never printed nor stored
+        check_no_credentials(params)
+    except ValueError as e:
+        raise ParameterError(f"{nb.name}: parameter {e}") from None
     known = notebook_parameters(nb)
     check_params(nb.name, params, known)
     check_param_values(nb.name, params, known)

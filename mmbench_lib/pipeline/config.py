@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from mmbench_lib.core.secrets import check_parameters as check_no_credentials
 from mmbench_lib.core.manifest import resolve
 from mmbench_lib.tasks.base import get_task, task_names
 from mmbench_lib.tasks.protocols import GENERATION, protocol_for
@@ -232,6 +233,7 @@ class ModelSpec:
     def _check_engine_options(self) -> None:
         if not self.engine_options:
             return
+        check_no_credentials(self.engine_options, "model.engine_options")  # core.secrets: never stored
         declared = next((opts for prefix, opts in ENGINE_OPTIONS.items() if self.spec.startswith(prefix)), None)
         if declared is None:
             raise ValueError(f"model.engine_options: engine options apply only to openai:<model> and vllm:<model>, "
