@@ -411,6 +411,8 @@ class RunInterrupted(Exception):
 # raised to CRITICAL; library deprecation notices (transformers' FutureWarning) are ignored in the kernel.
 QUIET_KERNEL_ARGS = ["--IPKernelApp.log_level=CRITICAL"]
 QUIET_WARNINGS = "ignore::FutureWarning"
+#: third-party progress bars (transformers' "Loading weights", hub downloads) off unless the user set the variable
+QUIET_BARS = {"HF_HUB_DISABLE_PROGRESS_BARS": "1"}
 
 
 def notebook_failure(error: BaseException, notebook: Path, kept: Path) -> NotebookFailed | None:
@@ -458,6 +460,7 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
     if not debug:
         env["PYTHONWARNINGS"] = ",".join(w for w in (os.environ.get("PYTHONWARNINGS"), QUIET_WARNINGS) if w)
         quiet = {"extra_arguments": QUIET_KERNEL_ARGS}
+        env.update({k: v for k, v in QUIET_BARS.items() if k not in os.environ})  # set the variable to see them
     try:
         with _kernel_env(env):
             pm.execute_notebook(

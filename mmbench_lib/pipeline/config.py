@@ -371,7 +371,7 @@ class RunSpec:
     selection: SelectionSpec = field(default_factory=SelectionSpec)
     judges: JudgeSpec = field(default_factory=JudgeSpec)
     progress: bool = True
-    retry_failed: bool = False
+    retry_failed: bool = True  # a resumed run asks its failed items again (False keeps them failed)
     parameters: dict = field(default_factory=dict)
 
     # ----------------------------------------------------------------------------------------- building

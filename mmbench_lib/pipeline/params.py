@@ -110,6 +110,8 @@ def notebook_spec(values: dict, out, demo: dict | None = None, parameters: dict 
     baseline = v.get("baseline")
     if baseline not in (None, "", "all"):
         flat["baseline"] = baseline
+    if isinstance(v.get("retry_failed"), bool):  # the run's own field: False keeps a resumed run's failures
+        flat["retry_failed"] = v["retry_failed"]
     return RunSpec.from_params(benchmark, out, data=data, endpoint=endpoint_options(v),
                                parameters=dict(parameters or {}), **{**flat, **fixed})
 
