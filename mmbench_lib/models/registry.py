@@ -40,8 +40,8 @@ def register_model(*prefixes: str, endpoint: bool = False, needs_target: bool = 
                    settings: tuple = (), served_name: bool = False):
     """Decorator registering ``loader(target, **options)`` under each of ``prefixes``. ``can_rank=False``:
     its adapters cannot score given continuations (a chat endpoint without prompt log-probabilities),
-    so ranking recipes refuse it before the run (:func:`rank_problem`) unless its server is declared as
-    one that returns prompt log-probabilities (``endpoint={"server": "vllm"}``). ``settings``: an endpoint
+    so ranking recipes refuse it before the run (:func:`rank_problem`; on a declared vLLM server too: that route
+    takes no images). ``settings``: an endpoint
     family's local settings from ``load_adapter`` (dtype, revision, ...). ``served_name``: the target is sent to
     a server as given and never read as a path."""
     def decorate(loader):
@@ -79,14 +79,17 @@ def is_served_name(prefix: str) -> bool:
 
 def rank_problem(spec: str, endpoint: dict | None = None) -> str | None:
     """Why ``spec`` cannot rank choices by log-likelihood (the SEED ranking recipes), or ``None`` if it can
-    (an unknown spec is :func:`check_spec`'s to refuse). An endpoint declared as a vLLM server
-    (``endpoint={"server": "vllm"}``) ranks through prompt log-probabilities."""
+    (an unknown spec is :func:`check_spec`'s to refuse). An ``openai:`` endpoint declared as a vLLM server
+    (``endpoint={"server": "vllm"}``) has prompt log-probabilities but no route for the images it sends: refused too."""
     family = MODEL_REGISTRY.get(split_spec(spec)[0])
-    if family is None or family.can_rank or (endpoint or {}).get("server") == "vllm":
+    if family is None or family.can_rank:
         return None
+    if (endpoint or {}).get("server") == "vllm":  # prompt log-probabilities, but of token ids: no image goes in
+        return (f"{spec!r} on a vLLM server ranks through /v1/completions, which takes token ids and no images, and "
+                f"the endpoint sends every item's images: each item of an image or video benchmark would fail; use a "
+                f"generated-letter recipe (recipe lmms-eval-gen or vlmevalkit-gen) on this endpoint, or a local model")
     return (f"{spec!r} cannot rank choices: its endpoint returns no log-probabilities of given answers; use a "
-            f"generated-letter recipe (recipe lmms-eval-gen or vlmevalkit-gen), a local model, vllm:<model>, or "
-            f"declare a vLLM server (endpoint server: vllm)")
+            f"generated-letter recipe (recipe lmms-eval-gen or vlmevalkit-gen), a local model, or vllm:<model>")
 
 
 #: one line per prefix for ``mmbench list models`` where a loader serves several prefixes
