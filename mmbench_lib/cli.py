@@ -21,6 +21,14 @@ if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # main() puts
     signal.signal(signal.SIGINT, _interrupted_while_starting)
 
 import yaml
+
+try:  # the first import of the model registry runs the model plugins ($MMBENCH_PLUGINS): their failure is one line
+    import mmbench_lib.models  # noqa: F401
+except ImportError as _e:
+    if type(_e).__name__ != "PluginError" or os.environ.get("MMBENCH_DEBUG", "").strip().lower() in ("1", "true", "yes", "on"):
+        raise
+    sys.stderr.write(f"mmbench: error: {' '.join(str(_e).split())}\n")
+    raise SystemExit(2) from None
 from mmbench_lib.models.policy import policy_from
 from mmbench_lib import __version__
 from mmbench_lib.analysis.reader import resolve_run

@@ -21,6 +21,8 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mmbench_lib.core import manifest
+
 
 @dataclass(frozen=True)
 class Family:
@@ -118,19 +120,32 @@ def spec_usage(prefix: str) -> str:
 
 
 #: environment variable naming plugin modules (comma-separated) that register more model specs
-PLUGINS_ENV = "MMBENCH_PLUGINS"
+PLUGINS_ENV = manifest.PLUGINS_ENV
+
+
+class PluginError(ImportError, ValueError):
+    """A model plugin that cannot be imported (missing, a syntax error, a duplicate prefix, any error at import)."""
 
 
 def load_plugins(value: str | None = None) -> list[str]:
     """Import each module named in ``$MMBENCH_PLUGINS`` (or ``value``), e.g. ``tests.tiny_models``; its
-    ``@register_model`` loaders join the registry. Child processes (``mmbench run``, notebook kernels) inherit the
-    variable, so they see the same models. ``ImportError`` (one line) for a module that cannot be imported."""
+    ``@register_model`` loaders join the registry. A plugin is code that runs: its top-level code runs in every
+    command and notebook kernel (they inherit the variable). A module that cannot be imported (missing, a syntax
+    error, a prefix registered twice, anything it raises) is a one-line ``PluginError`` naming it."""
     names = [n.strip() for n in (os.environ.get(PLUGINS_ENV, "") if value is None else value).split(",") if n.strip()]
     for name in names:
         try:
             importlib.import_module(name)
-        except ImportError as e:
-            raise ImportError(f"{PLUGINS_ENV}: cannot import model plugin {name!r}: {e}") from e
+        except ModuleNotFoundError as e:
+            raise PluginError(f"{PLUGINS_ENV}: cannot import model plugin {name!r}: not found ({e}); fix or unset "
+                              f"{PLUGINS_ENV}") from e
+        except SyntaxError as e:
+            raise PluginError(f"{PLUGINS_ENV}: cannot import model plugin {name!r}: a syntax error ({e.filename}, line "
+                              f"{e.lineno}: {e.msg}); fix or unset {PLUGINS_ENV}") from e
+        except Exception as e:  # noqa: BLE001 - a plugin's own code: whatever it raises is one line naming it
+            why = " ".join(str(e).split())
+            raise PluginError(f"{PLUGINS_ENV}: cannot import model plugin {name!r}: it raised {type(e).__name__}: {why}; "
+                              f"fix or unset {PLUGINS_ENV}") from e
     return names
 
 
