@@ -33,24 +33,27 @@ class Family:
     can_rank: bool = True  # gives log-likelihoods of given continuations (the ranking protocol needs them)
     settings: tuple = ()  # an endpoint family's local settings from load_adapter (dtype, revision, ...)
     served_name: bool = False  # the target is a name the server knows, never a local path (openai:<name>)
+    can_generate: bool = True  # writes text (the generation protocol and the generated-letter recipes need it)
 
 
 MODEL_REGISTRY: dict[str, Family] = {}
 
 
 def register_model(*prefixes: str, endpoint: bool = False, needs_target: bool = False, can_rank: bool = True,
-                   settings: tuple = (), served_name: bool = False):
+                   settings: tuple = (), served_name: bool = False, can_generate: bool = True):
     """Decorator registering ``loader(target, **options)`` under each of ``prefixes``. ``can_rank=False``:
     its adapters cannot score given continuations (a chat endpoint without prompt log-probabilities),
     so ranking recipes refuse it before the run (:func:`rank_problem`; on a declared vLLM server too: that route
     takes no images). ``settings``: an endpoint
     family's local settings from ``load_adapter`` (dtype, revision, ...). ``served_name``: the target is sent to
-    a server as given and never read as a path."""
+    a server as given and never read as a path. ``can_generate=False``: it writes no text (the Random Choice
+    baseline), so generation is refused before the run (:func:`generate_problem`)."""
     def decorate(loader):
         for p in prefixes:
             if p in MODEL_REGISTRY and MODEL_REGISTRY[p].loader is not loader:
                 raise ValueError(f"model prefix {p!r} is already registered by {MODEL_REGISTRY[p].loader.__qualname__}")
-            MODEL_REGISTRY[p] = Family(p, loader, endpoint, needs_target, can_rank, tuple(settings), served_name)
+            MODEL_REGISTRY[p] = Family(p, loader, endpoint, needs_target, can_rank, tuple(settings), served_name,
+                                       can_generate)
         return loader
     return decorate
 
@@ -92,6 +95,14 @@ def rank_problem(spec: str, endpoint: dict | None = None) -> str | None:
                 f"generated-letter recipe (recipe lmms-eval-gen or vlmevalkit-gen) on this endpoint, or a local model")
     return (f"{spec!r} cannot rank choices: its endpoint returns no log-probabilities of given answers; use a "
             f"generated-letter recipe (recipe lmms-eval-gen or vlmevalkit-gen), a local model, or vllm:<model>")
+
+
+def generate_problem(spec: str) -> str | None:
+    """Why ``spec`` cannot generate text (a generation benchmark, a generated-letter recipe), or ``None``."""
+    family = MODEL_REGISTRY.get(split_spec(spec)[0])
+    if family is None or family.can_generate:
+        return None
+    return f"{spec!r} writes no text (it only ranks given answers)"
 
 
 #: one line per prefix for ``mmbench list models`` where a loader serves several prefixes
