@@ -20,6 +20,13 @@ def _interrupted_while_starting(signum, frame):  # noqa: ARG001 - a signal handl
 if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # main() puts Python's own handler back
     signal.signal(signal.SIGINT, _interrupted_while_starting)
 
+try:  # the first import of the model registry runs the model plugins ($MMBENCH_PLUGINS): their failure is one line
+    import mmbench_lib.models  # noqa: F401
+except ImportError as _e:
+    if type(_e).__name__ != "PluginError" or os.environ.get("MMBENCH_DEBUG", "").strip().lower() in ("1", "true", "yes", "on"):
+        raise
+    sys.stderr.write(f"mmbench: error: {' '.join(str(_e).split())}\n")
+    raise SystemExit(2) from None
 from mmbench_lib.pipeline.config import SHORTCUTS
 from mmbench_lib import __version__
 from mmbench_lib.analysis.reader import resolve_run
@@ -37,6 +44,7 @@ from mmbench_lib.tasks.recipes import RECIPES
 from mmbench_lib.tasks.protocols import protocol_for
 from mmbench_lib.launch.options import add_arguments as add_launch_arguments, launch_requested, options_from_args
 from mmbench_lib.pipeline.rescore_seed import score_predictions
+from mmbench_lib.core.outdir import check_out
 from mmbench_lib.core.store import RunLockedError, write_json_atomic
 from mmbench_lib.pipeline import audit as audit_mod
 from mmbench_lib.tasks.audits import audited
@@ -63,7 +71,7 @@ def _print_summary(summary: dict) -> None:
 
 
 def cmd_make_demo(a) -> int:
-
+    check_out(a.out, suggest="demo")  # rewrites demo data, never a run's folder
     paths = ensure_demo(a.out, force=True)
     print(json.dumps(paths, indent=2, default=str))
     return 0
@@ -109,7 +117,7 @@ def _print_results(folder) -> None:
 
 def cmd_score_predictions(a) -> int:
     if a.out:
-        check_out_folder(a.out)  # before any work
+        check_out_folder(a.out, ("summary.json",))  # before any work; nothing written is replaced
     summary = score_predictions(a.benchmark, a.predictions, a.questions)
     _print_summary(summary)
     inp = summary["input"]
@@ -140,7 +148,7 @@ def cmd_score_responses(a) -> int:
 
 def cmd_audit(a) -> int:
     if a.out:
-        check_out_folder(a.out)  # before any work
+        check_out_folder(a.out, ("audit.json", "[0-9]*_*.csv"), "audit")  # before any work
     result = audit_mod.audit(a.files, a.benchmark, reported=a.reported, split=a.split, gold=a.gold,
                              max_new_tokens=a.max_new_tokens, expected=a.expected, can_infer=a.can_infer)
     print(audit_mod.report_text(result))
@@ -150,7 +158,7 @@ def cmd_audit(a) -> int:
 
 
 def cmd_merge(a) -> int:
-    check_out_folder(a.out)
+    check_out(a.out, suggest="merged", merge=True)  # a run's folder is never replaced; merging again is allowed
 
     metrics = merge_runs(a.run_dirs, a.out, a.benchmark)
     _print_summary(metrics)

@@ -31,6 +31,7 @@ from mmbench_lib.core.flags import is_bool, parse_bool
 from mmbench_lib.core.manifest import repo_root
 from mmbench_lib.core.paths import check_outputs_root, make_run_id, run_folder, validate_run_id
 from mmbench_lib.core.progress import ENV as PROGRESS_ENV, CellLines
+from mmbench_lib.core.secrets import check_parameters as check_no_credentials
 from mmbench_lib.core.yaml_limits import load as load_yaml
 from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_atomic
 from mmbench_lib.pipeline.params import data_names, is_given, with_data
@@ -398,6 +399,10 @@ def prepare_run(notebook, param_files: list[str] | None = None, overrides: dict 
     if not nb.is_file():
         raise FileNotFoundError(f"notebook not found: {nb}")
     params = read_params(param_files, overrides)
+    try:  # before any check that could echo a value: a key is never printed nor stored
+        check_no_credentials(params)
+    except ValueError as e:
+        raise ParameterError(f"{nb.name}: parameter {e}") from None
     known = notebook_parameters(nb)
     check_params(nb.name, params, known)
     check_param_values(nb.name, params, known)
@@ -434,6 +439,8 @@ class RunInterrupted(Exception):
 # raised to CRITICAL; library deprecation notices (transformers' FutureWarning) are ignored in the kernel.
 QUIET_KERNEL_ARGS = ["--IPKernelApp.log_level=CRITICAL"]
 QUIET_WARNINGS = "ignore::FutureWarning"
+#: third-party progress bars (transformers' "Loading weights", hub downloads) off unless the user set the variable
+QUIET_BARS = {"HF_HUB_DISABLE_PROGRESS_BARS": "1"}
 
 
 def notebook_failure(error: BaseException, notebook: Path, kept: Path) -> NotebookFailed | None:
@@ -481,6 +488,7 @@ def run_notebook(notebook, param_files: list[str] | None = None, overrides: dict
     if not debug:
         env["PYTHONWARNINGS"] = ",".join(w for w in (os.environ.get("PYTHONWARNINGS"), QUIET_WARNINGS) if w)
         quiet = {"extra_arguments": QUIET_KERNEL_ARGS}
+        env.update({k: v for k, v in QUIET_BARS.items() if k not in os.environ})  # set the variable to see them
     try:
         with _kernel_env(env):
             pm.execute_notebook(

@@ -51,3 +51,26 @@ def outputs(tmp_path, monkeypatch):
     """Run folders of `mmbench run` go to a temporary outputs/ (the kernel inherits the variable)."""
     monkeypatch.setenv("MMBENCH_OUTPUTS", str(tmp_path))
     return tmp_path
+
+
+#: the real public files the real-file tests read (``../shared/real/``; ``.ci/run`` points these at them)
+REAL_FILES = ("MMBENCH_MMMU_OUTPUTS", "MMBENCH_MMMU_PRO_OUTPUTS", "MMBENCH_SEED2_GPT4V", "MMBENCH_MMMU_LEADERBOARD")
+
+
+def in_ci() -> bool:
+    """``CI=true`` (``.ci/run`` sets it; CI services do)."""
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """In CI a real-file test never skips: its variable (``REAL_FILES``) must name an existing file, else it fails
+    saying which (outside CI it skips with its reason, as before)."""
+    if not in_ci():
+        return
+    for mark in item.iter_markers("skipif"):
+        reason = mark.kwargs.get("reason", "")
+        var = next((v for v in REAL_FILES if f"set {v} " in reason), None)
+        if var and not (os.environ.get(var) and Path(os.environ[var]).exists()):
+            pytest.fail(f"CI: {var} must name the real file ({reason}); it is {os.environ.get(var, 'unset')!r} "
+                        f"(.ci/run points it at ../shared/real/)", pytrace=False)

@@ -98,3 +98,14 @@ def test_ctrl_c_outside_the_notebook_names_the_resume_command_when_the_run_id_is
         "mmbench: interrupted; resume with: mmbench run notebooks/10_seed_bench.ipynb --shards 2 --run-id big\n")
     assert cli.main(argv[:-2]) == 130
     assert capsys.readouterr().err == "mmbench: interrupted\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("debug", [False, True])
+def test_third_party_progress_bars_are_off_unless_debug(tmp_path, outputs, capfd, monkeypatch, debug):
+    """Transformers' "Loading weights" bar (issue 41, item 7): a bare ``mmbench run`` turns it off in the kernel."""
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+    nb = _notebook(tmp_path / "bars.ipynb",
+                   "from transformers.utils import logging\nprint('bars on:', logging.is_progress_bar_enabled())")
+    run_notebook(nb, run_id=f"bars_{debug}", progress=False, debug=debug)
+    assert f"bars on: {debug}" in capfd.readouterr().out

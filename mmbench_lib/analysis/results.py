@@ -228,7 +228,11 @@ def failure_reasons(samples, top: int = 10) -> list[dict]:
         reason = _reason(r.get("error"))
         groups.setdefault(reason, []).append(str(r.get("id")))
     ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    out = [{"reason": k, "n": len(v), "example_id": v[0]} for k, v in ranked[:top]]
+    first = {}  # each group's first message whole (paths kept): what a failure line shows
+    for _, r in failed.iterrows():
+        first.setdefault(_reason(r.get("error")), re.sub(r"^item '[^']*',?\s*", "",
+                                                        " ".join(str(r.get("error") or "").splitlines()[:1]))[:300])
+    out = [{"reason": k, "n": len(v), "example_id": v[0], "example": first[k]} for k, v in ranked[:top]]
     rest = ranked[top:]
     if rest:
         out.append({"reason": "(other reasons)", "n": sum(len(v) for _, v in rest), "example_id": rest[0][1][0]})
@@ -247,6 +251,13 @@ def all_failed_dimensions(samples) -> list[dict]:
     return out
 
 
+def _shown(group: dict) -> str:
+    """A failure group's reason as a line shows it: the example's own message where the reason had its paths or
+    numbers taken out (``file not found: /data/x/1.png``, not ``<path>``)."""
+    reason = group["reason"]
+    return group.get("example") or reason if ("<path>" in reason or "<n>" in reason) else reason
+
+
 def failure_problem(results: dict, max_failed: float | None = None) -> str | None:
     """One line when a run's failures make its numbers untrustworthy, else ``None``: every item of a
     sub-run failed; with ``max_failed`` (a fraction in [0, 1]) more than that share of its items failed;
@@ -259,7 +270,7 @@ def failure_problem(results: dict, max_failed: float | None = None) -> str | Non
         failed, n = s.get("failed") or 0, (s.get("n") or 0) + (s.get("failed") or 0)
         if not failed:
             continue
-        why = "; ".join(f"{g['n']} x {g['reason']} (e.g. {g['example_id']})" for g in r.get("failures") or [])
+        why = "; ".join(f"{g['n']} x {_shown(g)} (e.g. {g['example_id']})" for g in r.get("failures") or [])
         if failed == n or (max_failed is not None and failed / n > max_failed):
             limit = "every item" if failed == n else f"more than max_failed={max_failed:g} of the items"
             return f"run {r['run']}: {failed} of {n} items failed ({limit}): {why or 'see predictions.jsonl'}"

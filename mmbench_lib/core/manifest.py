@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import os
 import platform
 import resource
 import subprocess
@@ -52,6 +54,26 @@ def peak_memory() -> dict:
     return out
 
 
+#: the environment variable naming model plugin modules (``models.registry.load_plugins`` imports them)
+PLUGINS_ENV = "MMBENCH_PLUGINS"
+
+
+def plugins() -> list[dict]:
+    """The model plugins of this process (``$MMBENCH_PLUGINS``): each module's name, whether it was loaded, its
+    file and the file's sha256 (a plugin is code that ran in the run)."""
+    out = []
+    for name in (n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",")):
+        if not name:
+            continue
+        path = getattr(sys.modules.get(name), "__file__", None)
+        try:
+            digest = hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
+        except OSError:
+            digest = None
+        out.append({"module": name, "loaded": name in sys.modules, "file": path, "sha256": digest})
+    return out
+
+
 def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -59,7 +81,7 @@ def now() -> str:
 def base_manifest(parameters: dict | None = None, seed: int | None = None) -> dict:
     return {
         "created": now(), "parameters": parameters or {}, "seed": seed, "versions": versions(),
-        "git": git_commit(), "platform": platform.platform(), "argv": sys.argv[:3],
+        "git": git_commit(), "platform": platform.platform(), "argv": sys.argv[:3], "plugins": plugins(),
     }
 
 

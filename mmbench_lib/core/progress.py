@@ -107,11 +107,12 @@ class Progress:
     """Items done out of ``total`` (``initial`` of them done before this run), with failures.
 
     ``update(n, failed=k)`` after each batch, ``close()`` at the end (or use it as a context manager).
-    ``mode`` defaults to :func:`progress_mode`; ``out`` is where text lines go (stdout).
+    ``mode`` defaults to :func:`progress_mode`; ``out`` is where text lines go (stdout); ``note`` is added to the
+    first line (a resumed run's retried failures).
     """
 
     def __init__(self, total: int, label: str, initial: int = 0, failed: int = 0, mode: str | None = None,
-                 every: float = 10.0, out=None):
+                 every: float = 10.0, out=None, note: str = ""):
         self.total, self.label, self.initial, self.done, self.failed = total, with_context(label), initial, initial, failed
         self.mode = mode or progress_mode()
         self.every, self.out = every, out
@@ -124,7 +125,8 @@ class Progress:
             self.bar = tqdm(total=total, initial=initial, desc=self.label, unit="item")
             self.bar.set_postfix(failed=failed)
         elif self.mode == "text":
-            self._print(self.line() + (f" (resuming: {initial} done before)" if initial else ""))
+            resumed = [f"resuming: {initial} done before"] if initial else []
+            self._print(self.line() + (f" ({', '.join(resumed + [note] if note else resumed)})" if resumed or note else ""))
             _STATE["active"] = self
         self._stop = None
         if self.mode == "text" and not _CONTEXT and self.every > 0:  # inside a context its own heartbeat speaks for the bar

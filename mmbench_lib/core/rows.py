@@ -33,6 +33,8 @@ def base_row(item: Item) -> dict:
     }
     if "type" in item.meta:  # the benchmark's own answer kind (CMMMU 选择 / 判断 / 填空)
         row["type"] = item.meta["type"]
+    if item.meta.get("quirk"):  # a data quirk the loader scored as given, said per item (tasks.seed2plus)
+        row["quirk"] = item.meta["quirk"]
     if "option_order" in item.meta:  # options shown in another order (mmbench_lib.tasks.options): shown -> original
         row["option_order"] = list(item.meta["option_order"])
     return row

@@ -325,7 +325,7 @@ class OpenAICompatible:
             conn.close()
 
     def describe(self) -> dict:
-        return {"adapter": "OpenAICompatible", "name": self.name, "model_id": self.model, "base_url": self.base_url,
+        return {"adapter": "OpenAICompatible", "name": self.name, "model_id": self.model, "base_url": self._redact(self.base_url),
                 "api_key_env": self.api_key_env, "concurrency": self.concurrency, "max_retries": self.max_retries,
                 "timeout_s": self.timeout, "max_retry_after_s": self.max_retry_after, "decoding": "temperature 0 (greedy)",
                 "extra_body": self.extra_body, "server": self.server, "server_version": self.server_version,

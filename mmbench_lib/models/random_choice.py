@@ -37,7 +37,7 @@ class RandomChoice:
         return {"adapter": "random", "name": self.name, "seed": self.seed}
 
 
-@register_model("random")
+@register_model("random", can_generate=False)
 def load_random(target, **_):
     """``random`` or ``random:<seed>``: the Random Choice baseline."""
     try:

@@ -21,6 +21,8 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mmbench_lib.core import manifest
+
 
 @dataclass(frozen=True)
 class Family:
@@ -31,24 +33,27 @@ class Family:
     can_rank: bool = True  # gives log-likelihoods of given continuations (the ranking protocol needs them)
     settings: tuple = ()  # an endpoint family's local settings from load_adapter (dtype, revision, ...)
     served_name: bool = False  # the target is a name the server knows, never a local path (openai:<name>)
+    can_generate: bool = True  # writes text (the generation protocol and the generated-letter recipes need it)
 
 
 MODEL_REGISTRY: dict[str, Family] = {}
 
 
 def register_model(*prefixes: str, endpoint: bool = False, needs_target: bool = False, can_rank: bool = True,
-                   settings: tuple = (), served_name: bool = False):
+                   settings: tuple = (), served_name: bool = False, can_generate: bool = True):
     """Decorator registering ``loader(target, **options)`` under each of ``prefixes``. ``can_rank=False``:
     its adapters cannot score given continuations (a chat endpoint without prompt log-probabilities),
-    so ranking recipes refuse it before the run (:func:`rank_problem`) unless its server is declared as
-    one that returns prompt log-probabilities (``endpoint={"server": "vllm"}``). ``settings``: an endpoint
+    so ranking recipes refuse it before the run (:func:`rank_problem`; on a declared vLLM server too: that route
+    takes no images). ``settings``: an endpoint
     family's local settings from ``load_adapter`` (dtype, revision, ...). ``served_name``: the target is sent to
-    a server as given and never read as a path."""
+    a server as given and never read as a path. ``can_generate=False``: it writes no text (the Random Choice
+    baseline), so generation is refused before the run (:func:`generate_problem`)."""
     def decorate(loader):
         for p in prefixes:
             if p in MODEL_REGISTRY and MODEL_REGISTRY[p].loader is not loader:
                 raise ValueError(f"model prefix {p!r} is already registered by {MODEL_REGISTRY[p].loader.__qualname__}")
-            MODEL_REGISTRY[p] = Family(p, loader, endpoint, needs_target, can_rank, tuple(settings), served_name)
+            MODEL_REGISTRY[p] = Family(p, loader, endpoint, needs_target, can_rank, tuple(settings), served_name,
+                                       can_generate)
         return loader
     return decorate
 
@@ -79,14 +84,25 @@ def is_served_name(prefix: str) -> bool:
 
 def rank_problem(spec: str, endpoint: dict | None = None) -> str | None:
     """Why ``spec`` cannot rank choices by log-likelihood (the SEED ranking recipes), or ``None`` if it can
-    (an unknown spec is :func:`check_spec`'s to refuse). An endpoint declared as a vLLM server
-    (``endpoint={"server": "vllm"}``) ranks through prompt log-probabilities."""
+    (an unknown spec is :func:`check_spec`'s to refuse). An ``openai:`` endpoint declared as a vLLM server
+    (``endpoint={"server": "vllm"}``) has prompt log-probabilities but no route for the images it sends: refused too."""
     family = MODEL_REGISTRY.get(split_spec(spec)[0])
-    if family is None or family.can_rank or (endpoint or {}).get("server") == "vllm":
+    if family is None or family.can_rank:
         return None
+    if (endpoint or {}).get("server") == "vllm":  # prompt log-probabilities, but of token ids: no image goes in
+        return (f"{spec!r} on a vLLM server ranks through /v1/completions, which takes token ids and no images, and "
+                f"the endpoint sends every item's images: each item of an image or video benchmark would fail; use a "
+                f"generated-letter recipe (recipe lmms-eval-gen or vlmevalkit-gen) on this endpoint, or a local model")
     return (f"{spec!r} cannot rank choices: its endpoint returns no log-probabilities of given answers; use a "
-            f"generated-letter recipe (recipe lmms-eval-gen or vlmevalkit-gen), a local model, vllm:<model>, or "
-            f"declare a vLLM server (endpoint server: vllm)")
+            f"generated-letter recipe (recipe lmms-eval-gen or vlmevalkit-gen), a local model, or vllm:<model>")
+
+
+def generate_problem(spec: str) -> str | None:
+    """Why ``spec`` cannot generate text (a generation benchmark, a generated-letter recipe), or ``None``."""
+    family = MODEL_REGISTRY.get(split_spec(spec)[0])
+    if family is None or family.can_generate:
+        return None
+    return f"{spec!r} writes no text (it only ranks given answers)"
 
 
 #: one line per prefix for ``mmbench list models`` where a loader serves several prefixes
@@ -115,19 +131,32 @@ def spec_usage(prefix: str) -> str:
 
 
 #: environment variable naming plugin modules (comma-separated) that register more model specs
-PLUGINS_ENV = "MMBENCH_PLUGINS"
+PLUGINS_ENV = manifest.PLUGINS_ENV
+
+
+class PluginError(ImportError, ValueError):
+    """A model plugin that cannot be imported (missing, a syntax error, a duplicate prefix, any error at import)."""
 
 
 def load_plugins(value: str | None = None) -> list[str]:
     """Import each module named in ``$MMBENCH_PLUGINS`` (or ``value``), e.g. ``tests.tiny_models``; its
-    ``@register_model`` loaders join the registry. Child processes (``mmbench run``, notebook kernels) inherit the
-    variable, so they see the same models. ``ImportError`` (one line) for a module that cannot be imported."""
+    ``@register_model`` loaders join the registry. A plugin is code that runs: its top-level code runs in every
+    command and notebook kernel (they inherit the variable). A module that cannot be imported (missing, a syntax
+    error, a prefix registered twice, anything it raises) is a one-line ``PluginError`` naming it."""
     names = [n.strip() for n in (os.environ.get(PLUGINS_ENV, "") if value is None else value).split(",") if n.strip()]
     for name in names:
         try:
             importlib.import_module(name)
-        except ImportError as e:
-            raise ImportError(f"{PLUGINS_ENV}: cannot import model plugin {name!r}: {e}") from e
+        except ModuleNotFoundError as e:
+            raise PluginError(f"{PLUGINS_ENV}: cannot import model plugin {name!r}: not found ({e}); fix or unset "
+                              f"{PLUGINS_ENV}") from e
+        except SyntaxError as e:
+            raise PluginError(f"{PLUGINS_ENV}: cannot import model plugin {name!r}: a syntax error ({e.filename}, line "
+                              f"{e.lineno}: {e.msg}); fix or unset {PLUGINS_ENV}") from e
+        except Exception as e:  # noqa: BLE001 - a plugin's own code: whatever it raises is one line naming it
+            why = " ".join(str(e).split())
+            raise PluginError(f"{PLUGINS_ENV}: cannot import model plugin {name!r}: it raised {type(e).__name__}: {why}; "
+                              f"fix or unset {PLUGINS_ENV}") from e
     return names
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mmbench_lib.core.flags import is_bool, parse_bool
+from mmbench_lib.core.secrets import check_parameters as check_no_credentials
 from mmbench_lib.core.manifest import resolve
 from mmbench_lib.tasks.base import get_task, task_names
 from mmbench_lib.tasks.protocols import GENERATION, protocol_for
@@ -302,6 +303,7 @@ class ModelSpec:
     def _check_engine_options(self) -> None:
         if not self.engine_options:
             return
+        check_no_credentials(self.engine_options, "model.engine_options")  # core.secrets: never stored
         declared = next((opts for prefix, opts in ENGINE_OPTIONS.items() if self.spec.startswith(prefix)), None)
         if declared is None:
             raise ValueError(f"model.engine_options: engine options apply only to openai:<model> and vllm:<model>, "
@@ -463,7 +465,7 @@ class RunSpec:
     selection: SelectionSpec = field(default_factory=SelectionSpec)
     judges: JudgeSpec = field(default_factory=JudgeSpec)
     progress: bool = _f(True, (bool,), "print progress lines")
-    retry_failed: bool = _f(False, (bool,), "score items that failed before again")
+    retry_failed: bool = _f(True, (bool,), "a resumed run scores its failed items again (false keeps them failed)")
     parameters: dict = _f(kind=(dict,), factory=dict, doc="the caller's own parameters, recorded as given")
 
     # ----------------------------------------------------------------------------------------- building

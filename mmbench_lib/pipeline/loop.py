@@ -38,12 +38,16 @@ def run_loop(items: list[Item], protocol, store: RunStore, batch_size: int = 8, 
     ``label`` names the loop in the progress lines (default: the benchmark and ``protocol.desc``)."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    if retry_failed:
-        store.drop({r["id"] for r in store.rows() if r.get("status") == "failed"})
+    ids = {it.id for it in items}
+    failed_before = {r["id"] for r in store.rows() if r.get("status") == "failed" and r["id"] in ids}
+    if retry_failed and failed_before:  # a failure is not a result: a resumed run asks those items again
+        store.drop(failed_before)
+    note = f"retrying {len(failed_before)} failed item(s); -p retry_failed false keeps them" \
+        if retry_failed and failed_before else ""
     done = store.done_ids()
     todo = [it for it in items if it.id not in done]
     bar = Progress(len(items), label or _label(items, protocol), initial=len(items) - len(todo),
-                   failed=_failed(store, items), mode=None if progress else "off")
+                   failed=_failed(store, items), mode=None if progress else "off", note=note)
     batches = [todo[start:start + batch_size] for start in range(0, len(todo), batch_size)]
     threaded = getattr(protocol, "prefetch", None) is not None
     for batch, (rows, pairs) in look_ahead(batches, lambda b: _prepare(protocol, b), threaded):

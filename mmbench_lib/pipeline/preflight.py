@@ -25,14 +25,14 @@ from mmbench_lib.core.paths import find_run, outputs_root
 from mmbench_lib.models import embedded
 from mmbench_lib.models.placement import device_map_problem, max_memory_problem
 from mmbench_lib.models import openai_compat
-from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, is_served_name, rank_problem, split_spec
+from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, generate_problem, is_served_name, rank_problem, split_spec
 from mmbench_lib.pipeline.baselines import BASELINES, refusal
 from mmbench_lib.pipeline.config import DEVICE_RE, DTYPES, ENDPOINT_KEYS, ModelSpec
 from mmbench_lib.pipeline.params import check_parts, endpoint_options
 from mmbench_lib.core.items import DataError
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task, task_names
 from mmbench_lib.tasks.protocols import protocol_for
-from mmbench_lib.tasks.recipes import RECIPES
+from mmbench_lib.tasks.recipes import RANKING_PROTOCOLS, RECIPES
 from mmbench_lib.tasks.thinking import ranking_refusal
 
 HUB_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
@@ -242,6 +242,27 @@ def check_placement(values: dict) -> None:
         raise BadValue("trust_remote_code", f"use true or false (yes/no, 1/0), got {values['trust_remote_code']!r}")
 
 
+def check_can_generate(values: dict) -> None:
+    """A model that writes no text (``random``, ``models.registry.generate_problem``) asked to generate is refused
+    before the run, naming each parameter that asks it to: a generation benchmark (``benchmark``,
+    ``generation_benchmark``), a generated-letter ``recipe``, or generated-letter ``protocols`` of a report."""
+    spec = values.get("model")
+    why = isinstance(spec, str) and _uses_model(values) and generate_problem(spec)
+    if not why:
+        return
+    asks = [f"{name} {values[name]!r}" for name in ("benchmark", "generation_benchmark")
+            if is_task(values.get(name)) and protocol_for(values[name]).generates]
+    if values.get("recipe") in RECIPES and RECIPES[values["recipe"]].generates:
+        asks.append(f"recipe {values['recipe']!r}")
+    if values.get("ranking_benchmark", "") and isinstance(values.get("protocols"), list):
+        gen = [p for p in values["protocols"] if p in RANKING_PROTOCOLS and RECIPES[RANKING_PROTOCOLS[p].recipe].generates]
+        asks += [f"protocols {gen}"] if gen else []
+    if asks:
+        out = " (an empty generation_benchmark, protocols without gen-*)" if "ranking_benchmark" in values else ""
+        raise BadValue("model", f"{why}; {' and '.join(asks)} need(s) text: use a model that generates, or leave "
+                                f"them out{out}")
+
+
 def check_can_rank(spec, benchmark, recipe, engine_options=None) -> None:
     """A ranking benchmark with a ranking recipe needs a model that gives log-likelihoods (the model
     registry's ``can_rank``, or an endpoint declared vLLM in ``engine_options``); ``BadValue`` naming the model
@@ -321,6 +342,7 @@ def check_values(values: dict, protocol: str | None = None) -> None:
     if "model" in values and _uses_model(values):
         check_model(values["model"], values.get("revision") or None)
         check_can_rank(values["model"], benchmark, values.get("recipe"), values.get("engine_options"))
+        check_can_generate(values)
     for spec in values.get("models") or []:
         check_model(spec, values.get("revision") or None, name="models")
     if "engine_options" in values:

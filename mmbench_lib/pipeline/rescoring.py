@@ -30,6 +30,7 @@ from mmbench_lib.tasks import cmmmu_parser as cparse
 from mmbench_lib.tasks import mmmu_parser as mparse
 from mmbench_lib.tasks.mmmu import read_answer_dict
 from mmbench_lib.core.metrics import entry
+from mmbench_lib.core.outdir import check_out
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.tasks.base import all_tasks, get_task
 
@@ -438,15 +439,10 @@ def scorable() -> list:
     return [t for t in all_tasks() if _scorer(t) is not None]
 
 
-def check_out_folder(out) -> Path:
-    """``--out``: a folder that exists or can be made (not a file, nor under one); checked before any work."""
-    out = Path(out)
-    for p in (out, *out.parents):
-        if p.exists():
-            if not p.is_dir():
-                raise ValueError(f"--out {out}: {p} is a file, not a folder")
-            break
-    return out
+def check_out_folder(out, writes=("predictions.jsonl", "summary.json"), suggest: str = "rescored") -> Path:
+    """``--out``: a folder that exists or can be made, holding no run and none of the files written there
+    (``core.outdir.check_out``: one line naming a fresh folder instead); checked before any work."""
+    return check_out(out, writes, suggest)
 
 
 def write_outputs(rows: list[dict], summary: dict, out) -> tuple[Path, Path]:

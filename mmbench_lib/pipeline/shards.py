@@ -18,7 +18,8 @@ from mmbench_lib.core.metrics import summarize
 from mmbench_lib.core.store import RunStore, read_jsonl, write_json_atomic
 from mmbench_lib.pipeline.selection import selection_change, selection_of
 from mmbench_lib.tasks.base import canonical_name, get_task, is_task
-from mmbench_lib.pipeline.config import identity_hash, run_params
+from mmbench_lib.pipeline.config import RunSpec, identity_hash, run_params
+from mmbench_lib.tasks.base import load_items
 
 #: the fields of a shard's fingerprint, in the order a difference is reported
 FINGERPRINT = ("benchmark", "model", "recipe", "reduction", "generation", "selection", "options", "video_input",
@@ -123,6 +124,34 @@ def check_shard(mpath, idx, n, ids) -> None:
                          f"their id (e.g. {stray[0]!r} is shard {shard_of(stray[0], n)}): not this split's shard")
 
 
+def task_golds(manifest: dict, where) -> dict | None:
+    """The gold answer of every item the run asks, by id, from the task's own data as the shard manifest records it
+    (loader arguments, selection and option order: ``RunSpec.from_manifest``); ``None`` for a manifest that
+    records no data (made by hand, or before the data was recorded). Data that cannot be read is one line."""
+    if not manifest.get("data") and not (manifest.get("spec") or {}).get("task", {}).get("data"):
+        return None
+    try:
+        spec = RunSpec.from_manifest(manifest, shard_index=0, num_shards=1)
+        items = spec.select(load_items(spec.benchmark, spec.task.load_args()))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{where}: cannot read the task's data to check the shards' gold answers "
+                         f"({type(e).__name__}: {' '.join(str(e).split())})") from None
+    return {it.id: json.loads(json.dumps(it.answer, default=str)) for it in items}  # as a stored row holds it
+
+
+def check_golds(rows: dict, origin: dict, golds: dict | None) -> None:
+    """Every row's ``answer`` is the task's gold (``task_golds``): a shard whose golds were edited, or that scored
+    another copy of the data, is refused naming the shard file, the item and the field."""
+    if golds is None:
+        return
+    for item_id, r in rows.items():
+        if item_id not in golds:
+            raise ValueError(f"{origin[item_id]}: item {item_id!r} is not in the task's data (field 'id')")
+        if "answer" in r and r["answer"] != golds[item_id]:
+            raise ValueError(f"{origin[item_id]}: item {item_id!r}, field 'answer': {r['answer']!r} but the task's gold "
+                             f"is {golds[item_id]!r}; the shard was edited or scored other data: rerun that shard")
+
+
 def rescore(rows: dict) -> int:
     """Each answered ranking row's ``correct`` (and ``text_correct``) recomputed from its prediction and answer, as
     the run scores them (``pipeline.ranking``); returns how many flags changed. A merge never counts a flag it did
@@ -154,7 +183,7 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out}: a file, not a folder (the merge writes predictions, manifest and metrics there)")
-    shards, rows_by_id, dupes, expected, prints = {}, {}, [], set(), {}
+    shards, rows_by_id, dupes, expected, prints, origin = {}, {}, [], set(), {}, {}
     for d in map(Path, run_dirs):
         for mpath in shard_manifests(d):
             try:
@@ -171,11 +200,13 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
             expected |= set(ids)
             check_benchmark(benchmark, m.get("benchmark"), mpath)
             benchmark = benchmark or m.get("benchmark")
-            rows, _ = read_jsonl(mpath.with_name(mpath.name.replace("manifest", "predictions").replace(".json", ".jsonl")))
+            ppath = mpath.with_name(mpath.name.replace("manifest", "predictions").replace(".json", ".jsonl"))
+            rows, _ = read_jsonl(ppath)
             for r in rows:
                 if r["id"] in rows_by_id:
                     dupes.append(r["id"])
                 rows_by_id[r["id"]] = r
+                origin[r["id"]] = ppath
     if not shards:
         raise ValueError(f"no shard manifests (manifest.shard-*-of-*.json) in {list(map(str, run_dirs))}")
     counts = {n for _, n in shards}
@@ -198,6 +229,7 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
     extra = sorted(set(rows_by_id) - expected)
     if extra:
         raise ValueError(f"{len(extra)} scored item(s) belong to no shard's item list, e.g. {extra[:5]}")
+    check_golds(rows_by_id, origin, task_golds(json.loads(reference.read_text(encoding="utf-8")), reference))
     rescored = 0 if score is not None else rescore(rows_by_id)  # generation: score() parses and scores them all
     held_manifest = out / "manifest.json"
     if held_manifest.is_file():

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
-from mmbench_lib.tasks._common import check_unique, media_path, read_json, require
+from mmbench_lib.tasks._common import check_unique, duplicate_choices, media_path, read_json, require
 from mmbench_lib.tasks.base import AuditPart, Layout, register_task
 from mmbench_lib.tasks.copies import tables
 from mmbench_lib.tasks.copies.tables import read_parquet
@@ -157,7 +158,25 @@ def load(annotation_file: str | os.PathLike, image_root: str | os.PathLike | Non
         if subtypes is not None and item.meta["subtype"] not in subtypes:
             continue
         items.append(item)
+    mark_identical_options(items, path)
     return items
+
+
+def mark_identical_options(items: list[Item], path) -> int:
+    """Items whose options repeat one another are scored as the file gives them (the official evaluation scores
+    them too) but never silently: each is marked (``meta["quirk"]``, the row's ``quirk``) and one warning counts
+    them, naming the first. Content ranking scores both copies alike, so it can never pick the second. Returns
+    the count."""
+    marked = []
+    for item in items:
+        why = duplicate_choices(item.choices)
+        if why:
+            item.meta["quirk"] = f"choices: {why}"
+            marked.append(item)
+    if marked:
+        warnings.warn(f"{path}: {len(marked)} item(s) have identical options, scored as given and marked 'quirk' in "
+                      f"their rows (e.g. item {marked[0].id!r}: {marked[0].meta['quirk']})", stacklevel=3)
+    return len(marked)
 
 
 def per_subtype(rows: list[dict]) -> dict:

@@ -62,8 +62,13 @@ def test_good_endpoint_options_pass():
                           "concurrency": 64, "extra_body": {"top_k": 1}, "tensor_parallel_size": 4}) is None
 
 
-def test_the_documented_openai_plus_vllm_server_ranking_route_passes_the_pre_run_check():
-    preflight.check_values({"benchmark": "seed", "model": "openai:m", "recipe": "seed1-ppl",
+def test_the_openai_plus_vllm_server_ranking_route_is_refused_before_the_run():
+    """Issue 41, item 6: the route takes no images and the endpoint sends them, so every item failed with a
+    ``NotImplementedError``; it is one line before the run now, naming the routes that work."""
+    with pytest.raises(preflight.BadValue, match=r"takes token ids and no images.*generated-letter recipe"):
+        preflight.check_values({"benchmark": "seed", "model": "openai:m", "recipe": "seed1-ppl",
+                                "engine_options": {"server": "vllm", "base_url": "http://127.0.0.1:9/v1"}})
+    preflight.check_values({"benchmark": "seed", "model": "openai:m", "recipe": "lmms-eval-gen",
                             "engine_options": {"server": "vllm", "base_url": "http://127.0.0.1:9/v1"}})
     with pytest.raises(preflight.BadValue, match="cannot rank"):  # undeclared: the chat endpoint cannot rank
         preflight.check_values({"benchmark": "seed", "model": "openai:m", "recipe": "seed1-ppl"})
