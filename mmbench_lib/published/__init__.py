@@ -218,7 +218,7 @@ DERIVED: dict[str, list[Derived]] = {
     # 3 and 5, so also question-weighted there; six benchmarks in Tables 1, 2 and 7)
     **{t: [Derived("avg", dict.fromkeys(("cp", "fp", "ir", "lr", "st", "ma"), 1), 1, 1, "mean of dimensions")]
        for t in ("mmstar_table3", "mmstar_table5")},
-    **{t: [Derived("avg", dict.fromkeys(("mmmu_val", "mmb", "scienceqa", "ai2d", "seed_image", "mathvista"), 1), 1, 1,
+    **{t: [Derived("avg", dict.fromkeys(("mmmu_val", "mmb_en_dev", "scienceqa", "ai2d", "seed_image", "mathvista"), 1), 1, 1,
                    "mean of dimensions")] for t in ("mmstar_table1", "mmstar_table2", "mmstar_table7")},
 }
 for _name, _w in _QC["mmmu_test_subjects"].items():
