@@ -134,7 +134,8 @@ def test_runs_with_other_gold_answers_or_other_data_are_not_paired(pair, tmp_pat
     _t, pairs = compare.compare_tables([a, c])
     assert pairs.empty and pairs.attrs["notes"] == [
         f"a and c not paired: 1 common item(s) have different gold answers, e.g. {rows[0]['id']!r}: "
-        f"{[r for r in RunStore(a, readonly=True).rows() if r['id'] == rows[0]['id']][0]['answer']!r} vs {rows[0]['answer']!r}"]
+        f"{[r for r in RunStore(a, readonly=True).rows() if r['id'] == rows[0]['id']][0]['answer']!r} vs {rows[0]['answer']!r}"
+        " (they differ in model: 'random:1' vs 'random:2')"]  # and every field in which the runs differ (core.record)
     d = tmp_path / "d"
     shutil.copytree(b, d)
     _edit_manifest(d / "manifest.json", lambda m: m["data_sha256"].update(annotation_file="0" * 64))
