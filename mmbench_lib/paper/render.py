@@ -94,6 +94,8 @@ from mmbench_lib.paper.tables import (  # noqa: F401
     error_distribution,
     paired_tests,
     paired_differences,
+    group_table,
+    group_heatmap,
 )
 
 
@@ -209,10 +211,26 @@ def render_mmmu(out_dir, runs=None) -> dict[str, list[Path]]:
     return out
 
 
+def render_groups(papers: str, out_dir, runs=None) -> dict[str, list[Path]]:
+    """The tables of ``papers`` whose columns are their task's groups (:func:`group_table`; MMStar Tables 3 and 5),
+    each with its rank heat-map."""
+    runs = _as_runs(runs)
+    out = {}
+    for name in PAPER_TABLES[papers]:
+        table = group_table(name, runs)
+        out[name] = save_table(table, out_dir, name)
+        title = published.source(name).splitlines()[0].split(": ", 1)[-1].split(" (")[0] + ": rank per column"
+        out[f"{name}_rank_heatmap"] = save_figure(group_heatmap(table, title), out_dir, f"{name}_rank_heatmap")
+    out.update(_paired(out_dir, runs, sorted({owner(t) for t in PAPER_TABLES[papers]}), papers))
+    return out
+
+
 def render(papers: str, out_dir, runs=None) -> dict[str, list[Path]]:
-    """``papers = "seed"`` (SEED-Bench v1 + SEED-Bench-2) or ``"mmmu"`` (MMMU + CMMMU): every table and
+    """``papers = "seed"`` (SEED-Bench v1 + SEED-Bench-2), ``"mmmu"`` (MMMU + CMMMU) or ``"mmstar"`` (MMStar Tables 3
+    and 5): every table and
     figure of those papers with ``runs`` as our rows, written under ``out_dir``."""
-    renderers = {"seed": render_seed, "mmmu": render_mmmu}
+    renderers = {"seed": render_seed, "mmmu": render_mmmu,
+                 **{p: lambda o, r, p=p: render_groups(p, o, r) for p in PAPER_TABLES if p not in ("seed", "mmmu")}}
     if papers not in renderers:
         raise ValueError(f"papers must be one of {sorted(renderers)}, got {papers!r}")
     runs = _as_runs(runs)
@@ -223,7 +241,8 @@ def render(papers: str, out_dir, runs=None) -> dict[str, list[Path]]:
 
 #: the published tables each ``papers`` value renders (their owning tasks are the benchmarks it shows)
 PAPER_TABLES = {"seed": ("seed2_table2", "seed1_table3", "seed2plus_table2"),
-                "mmmu": ("mmmu_table2", "cmmmu_table4", "mmmu_pro_leaderboard")}
+                "mmmu": ("mmmu_table2", "cmmmu_table4", "mmmu_pro_leaderboard"),
+                "mmstar": ("mmstar_table3", "mmstar_table5")}
 
 
 def placement(papers: str, runs) -> list[str]:

@@ -279,6 +279,34 @@ def seed2plus_table2(runs=None) -> pd.DataFrame:
     return _intervals(_with_ours(published.load("seed2plus_table2"), _ours_rows(runs, [task.name], cols, 1)), runs, cols, 1)
 
 
+def group_table(name: str, runs=None, decimals: int = 1) -> pd.DataFrame:
+    """A published table whose columns are its task's groups (``Task.table_groups``: MMStar Tables 3 and 5) plus our
+    runs of that task: each column pooled over its group's questions, with the one interval."""
+    runs = _as_runs(runs)
+    task = get_task(owner(name))
+    cols = {c: group(c, task.groups[g]) for c, g in task.table_groups.items()}
+    return _intervals(_with_ours(published.load(name), _ours_rows(runs, [task.name], cols, decimals)), runs, cols, decimals)
+
+
+def group_heatmap(table: pd.DataFrame, title: str):
+    """Rank heat-map of a :func:`group_table`: the published rows ranked per column (competition ranking on the
+    printed values), our rows that are not comparable drawn apart, unranked."""
+    cols = [c for c in table.columns if c.endswith("_ci_low")]
+    cols = [c[: -len("_ci_low")] for c in cols] or [c for c in table.columns if c not in ("model", "source")]
+    unranked = table["not_ranked"].fillna("").astype(str) if "not_ranked" in table else pd.Series([""] * len(table))
+    ranks = pd.DataFrame({"model": table["model"], "source": table["source"]})
+    keep = unranked.eq("").to_numpy()
+    for c in cols:
+        vals = table[c].astype(float).where(keep)
+        order = published.competition_rank([v for v in vals if not math.isnan(v)])
+        it = iter(order)
+        ranks[c.upper()] = [math.nan if math.isnan(v) else next(it) for v in vals]
+    present = pd.DataFrame({c.upper(): table[c].notna().to_numpy() for c in cols}, index=table.index)
+    return rank_heatmap(ranks, [c.upper() for c in cols], ranks_given=True, unranked=unranked, present=present,
+                        title=title, note="Ranks among the published rows per column; our rows that are not "
+                                          "comparable (demo data, a subset, random weights) are drawn apart.")
+
+
 def cmmmu_table4(runs=None) -> pd.DataFrame:
     return _discipline_table("cmmmu_table4", runs, owner("cmmmu_table4"))
 

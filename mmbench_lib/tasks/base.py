@@ -156,6 +156,10 @@ class Task:
         """``load_items`` arguments for this task's demo set; ``paths``: ``mmbench_lib.demo.make_demo``'s result."""
         raise ValueError(f"no demo set for {self.name!r}")
 
+    #: published-table column -> task group (pooled over its questions), for tables whose columns are the task's
+    #: groups (MMStar Table 3/5: one column per core capability); empty: the task has no such table
+    table_groups: ClassVar[dict[str, str]] = {}
+
     def table_column(self, table: str, split: str | None) -> str | None:
         """The column of the published table ``table`` (one of :attr:`published_tables`) that a run of ``split``
         fills with its overall accuracy, where the table has one column per setting; None (the default) when the

@@ -279,6 +279,9 @@ class MMStarTask(SeedTask):
     order = 40
     #: Table 3 (16 LVLMs), Table 5 (LLMs), Tables 1, 2, 7 (six benchmarks with and without images)
     published_tables = ("mmstar_table3", "mmstar_table5", "mmstar_table1", "mmstar_table2", "mmstar_table7")
+    #: Table 3 / Table 5 columns (cp ... ma, avg) -> the capability groups; Avg. = the plain mean of six capabilities of
+    #: 250 questions each = the pooled accuracy over all questions (§5.1)
+    table_groups = {**{abbr.lower(): cap for cap, abbr in ABBREVIATIONS.items()}, "avg": "Overall"}
     audit = None  # no audit part yet (docs/mmstar.md): the reproduction audit does not read MMStar files
     dimensions = DIMENSIONS
     groups = GROUPS

@@ -14,7 +14,7 @@ from mmbench_lib.analysis import results
 from mmbench_lib.cli import main
 from mmbench_lib.pipeline import runs
 from mmbench_lib.pipeline.config import RunSpec
-from mmbench_lib.tasks.base import all_tasks
+from mmbench_lib.tasks.base import all_tasks, get_task
 
 
 def _demo_runs(demo, root) -> dict[str, object]:
@@ -106,8 +106,9 @@ def test_every_output_shows_the_same_value_interval_and_label(every):
             assert setting == ([res.label.split(", ")[1]] if "generation" in res.label else []), (fmt, cells)
 
     # notebook 40's tables (paper.render): our row, labelled alike, shows the value with the same interval
-    shown = {}
-    for papers in ("seed", "mmmu"):
+    shown, placed = {}, []
+    for papers in paper.PAPER_TABLES:
+        placed += paper.placement(papers, paper._as_runs([root / "every"]))
         files = paper.render(papers, root / f"paper_{papers}", [root / "every"])
         for key, paths in files.items():
             if str(paths[0]).endswith(".csv"):
@@ -116,6 +117,9 @@ def test_every_output_shows_the_same_value_interval_and_label(every):
                         if f"| {res.label} (ours) " in row:
                             shown.setdefault(name, []).append((key, [c.strip() for c in row.split("|")]))
     for name, res in want.items():
+        if not get_task(name.split("__")[0]).published_tables:  # a task with no paper table (MMBench): said so
+            assert sum(f"{name}: a " in line for line in placed) == len(paper.PAPER_TABLES), placed
+            continue
         assert name in shown, f"{name}: in no paper table"
         hit = []
         for key, cells in shown[name]:
