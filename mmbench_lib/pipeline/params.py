@@ -86,11 +86,11 @@ SETTINGS = (*(p.name for p in SURFACE if p.part == "model" and p.key not in ("sp
             "stop_strings")
 
 
-def model_settings(values: dict) -> dict:
+def model_settings(values: dict | None = None) -> dict:
     """The model settings of a notebook's parameters ``values`` (its globals may be given) as ``RunSpec.from_params``
     / ``load_adapter`` keywords: those given (:func:`flat_params`: empty strings and dicts, and dtype "auto", mean
-    "not given", the default)."""
-    return {k: v for k, v in flat_params(values).items() if k in SETTINGS}
+    "not given", the default); none given: ``{}`` (every setting at its default)."""
+    return {k: v for k, v in flat_params(values or {}).items() if k in SETTINGS}
 
 
 def loader_args(benchmark: str, annotation_file: str = "", demo: dict | None = None, **kw) -> dict:
