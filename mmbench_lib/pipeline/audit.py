@@ -482,6 +482,9 @@ def audit(paths: Sequence, benchmark: str, reported: float | None = None, split:
             splits = {it.get("split") for it in items}
             expected_ids = [g["id"] for g in gold_items if g.get("split") in splits or "split" not in g]
         stats = response_stats(items, expected_ids, max_new_tokens)
+        rules = audit_rules(benchmark)
+        if hasattr(rules, "aggregation_notes"):  # what a peer's reported number does beyond the verdicts (optional)
+            notes += rules.aggregation_notes(p, items, df)
         own = {"lmms-eval": "lmms-eval", "vlmevalkit": "vlmevalkit"}.get(fmt, _reference(df)[0])
         own = "file's own" if "file's own" in df else own
         entry = {"path": str(p), "format": fmt, "scores": df, "table": rule_table(df), "pairs": paired_tests(df),

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks._common import check_unique, require
-from mmbench_lib.tasks.base import Layout, register_task
+from mmbench_lib.tasks.base import AuditPart, Layout, register_task
 from mmbench_lib.tasks.copies import tables
 from mmbench_lib.tasks.copies.tables import read_parquet
 from mmbench_lib.tasks.letters import mmstar_letter
@@ -279,7 +279,7 @@ class MMStarTask(SeedTask):
     order = 40
     #: Table 3 (16 LVLMs), Table 5 (LLMs), Tables 1, 2, 7 (six benchmarks with and without images)
     published_tables = ("mmstar_table3", "mmstar_table5", "mmstar_table1", "mmstar_table2", "mmstar_table7")
-    audit = None  # no audit part yet (docs/mmstar.md): the reproduction audit does not read MMStar files
+    audit = AuditPart("mmbench_lib.tasks.mmstar_audit")  # mmbench audit (docs/audit.md, MMStar section)
     dimensions = DIMENSIONS
     groups = GROUPS
     numbered_dimensions = False
