@@ -485,7 +485,8 @@ def audit(paths: Sequence, benchmark: str, reported: float | None = None, split:
         rules = audit_rules(benchmark)
         if hasattr(rules, "aggregation_notes"):  # what a peer's reported number does beyond the verdicts (optional)
             notes += rules.aggregation_notes(p, items, df)
-        own = {"lmms-eval": "lmms-eval", "vlmevalkit": "vlmevalkit"}.get(fmt, _reference(df)[0])
+        own = {"lmms-eval": "lmms-eval", "vlmevalkit": "vlmevalkit", **getattr(rules, "OWN_RULES", {})}.get(fmt)
+        own = own if own in df else _reference(df)[0]  # the rule set the harness of the file's format scores with
         own = "file's own" if "file's own" in df else own
         entry = {"path": str(p), "format": fmt, "scores": df, "table": rule_table(df), "pairs": paired_tests(df),
                  "disagreements": disagreements(df), "stats": stats, "own": own, "rule_versions": why}
