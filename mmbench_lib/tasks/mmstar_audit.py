@@ -16,6 +16,7 @@ from typing import Sequence
 from mmbench_lib.tasks import mmstar, peer_rules
 from mmbench_lib.tasks.letters import mmstar_letter
 from mmbench_lib.tasks.mmmu_audit import vlmevalkit_can_infer
+from mmbench_lib.tasks.seed_audit import SeedAudit
 from mmbench_lib.tasks.thinking import strip_trace
 
 BENCHMARK = mmstar.BENCHMARK
@@ -23,13 +24,16 @@ LMMS_TASKS = ("mmstar",)
 VLMEVALKIT_DATASETS = ("MMStar",)
 #: the columns a VLMEvalKit MMStar prediction file needs (the last: the item id)
 VLMEVALKIT_COLUMNS = ("question", "prediction", "answer", "category", "l2_category", "index")
-OFFICIAL_FILES = "no official output but the VLMEvalKit .xlsx the official MMStar_eval reads"
+OFFICIAL_FILES = ("a run folder of this suite (predictions.jsonl, manifest.json); the official MMStar_eval reads "
+                  "VLMEvalKit's .xlsx")
 #: axis id -> the capability the peers' files carry (``category``); ``audit_inputs.check_benchmark`` checks it
 categories = {k: cap for k, (_axis, cap) in mmstar.DIMENSIONS.items()}
 LETTERS = tuple(mmstar.LETTERS)
 DEMO_FILTERS: dict = {}
 DEMO_RUN: dict = {}
-DEMO_FILES = {"lmms-eval": "samples_mmstar_demo.jsonl", "vlmevalkit": "demo_MMStar.xlsx"}
+DEMO_FILES = {"lmms-eval": "samples_mmstar_demo.jsonl", "vlmevalkit": "demo_MMStar.tsv"}
+#: this suite's run folders are read as SEED's are (MMStar's task is a SEED task): ``official_format``, ``read_official``
+_RUNS = SeedAudit(BENCHMARK, "mmstar", "average", "MMStar", ("A", "B", "C", "D"), "category", False, categories)
 
 
 def _options(row: dict) -> dict:
@@ -120,6 +124,21 @@ def from_vlmevalkit(row: dict) -> dict:
     """One row of a VLMEvalKit MMStar prediction file (``<model>_MMStar.xlsx``, the format ``MMStar_eval`` reads)."""
     prediction = row.get("prediction") if peer_rules.present(row.get("prediction")) else ""
     return _item(row["index"], row, str(prediction), bench=row.get("bench"))
+
+
+def official_format(path) -> bool:
+    """A run folder of this suite for MMStar (a run of another benchmark is a DataError naming it)."""
+    return Path(path).is_dir() and _RUNS.official_format(path)
+
+
+def read_official(path) -> list[dict]:
+    """A run folder's ``predictions.jsonl`` (``SeedAudit.read_official``): a ranking run's letter is its response,
+    a generated run keeps its raw ``response`` and stored verdict (``own_correct``); the axis from the dimension id."""
+    items = _RUNS.read_official(path)
+    for it in items:
+        axis, cap = mmstar.DIMENSIONS.get(it.get("dimension_id"), ("", ""))
+        it.update(l2_category=axis, category=cap)
+    return items
 
 
 def from_task_item(item) -> dict:
