@@ -113,9 +113,11 @@ def annotate(path, fmt: str, items: list[dict]) -> list[dict]:
             out += [{**it, "passes": [{k: it[k] for k in ("index2ans", "answer", "response")}]} for it in rows]
             continue
         main = next((r for r in rows if r["_pass"]["index"] == int(qid)), rows[0])
-        passes = sorted((r["_pass"] for r in rows), key=lambda p: p["index"])
+        by_index: dict[int, dict] = {}
+        for r in rows:  # a repeated row index keeps its first row, counted in the notes (aggregation_notes)
+            by_index.setdefault(r["_pass"]["index"], r["_pass"])
         item = {k: v for k, v in main.items() if k != "_pass"}
-        out.append({**item, "passes": passes})
+        out.append({**item, "passes": [by_index[i] for i in sorted(by_index)], "repeated_passes": len(rows) - len(by_index)})
     return out
 
 
@@ -186,13 +188,16 @@ def undecided(items: Sequence[dict]) -> list[str]:
 
 
 def aggregation_notes(path, items: Sequence[dict], scores) -> list[str]:
-    """How many questions the missing judge decided (counted wrong), and how many passes the file held."""
+    """How many questions the missing judge decided (counted wrong), how many passes the file held, and the
+    repeated rows counted once."""
+    name, left = Path(str(path)).name, undecided(items)
     passes = sum(len(it.get("passes", ())) for it in items)
-    left = undecided(items)
-    return [f"{Path(str(path)).name}: {len(items)} questions in {passes} circular passes; {len(left)} questions have "
-            f"no wrong pass but an answer can_infer matched to no option: without a judge they count wrong (the "
-            f"official pipeline asks an LLM; at most +{100 * len(left) / max(len(items), 1):.2f} points)"
-            + (f": {left[:5]}" if left else "")]
+    repeated = sum(it.get("repeated_passes", 0) for it in items)
+    out = [f"{name}: {repeated} repeated rows (the same index) counted once (the first kept)"] if repeated else []
+    return out + [f"{name}: {len(items)} questions in {passes} circular passes; {len(left)} questions have no wrong "
+                  f"pass but an answer can_infer matched to no option: without a judge they count wrong (the official "
+                  f"pipeline asks an LLM; at most +{100 * len(left) / max(len(items), 1):.2f} points)"
+                  + (f": {left[:5]}" if left else "")]
 
 
 # ------------------------------------------------------------------------------ writing the peers' formats

@@ -85,6 +85,15 @@ def test_worked_examples_under_each_rule_in_both_formats(files):
     assert "22 questions in 79 circular passes; 1 questions have no wrong pass" in note and "['2']" in note
 
 
+def test_a_repeated_row_is_one_pass_counted_in_a_note(passes, tmp_path):
+    twice = tmp_path / "model_MMBench_DEV_EN.tsv"
+    pd.concat([passes, passes.iloc[[1]].assign(prediction="D")]).to_csv(twice, sep="\t", index=False)
+    result = A.audit([twice], "mmb")
+    q0 = next(it for it in A.read_items(twice, "mmb")[0] if it["id"] == "0")
+    assert [p["response"] for p in q0["passes"]] == ["A", "B", "C"]  # the first row of index 1000000 kept
+    assert any("1 repeated rows (the same index) counted once" in n for n in result["notes"])
+
+
 def test_lmms_eval_can_infer_copy():
     opts = {"A": "a cat", "B": "a dog", "C": "a red bus", "D": "a tree"}
     assert M.lmms_eval_infer("The answer is B", opts) == "B"
