@@ -124,3 +124,14 @@ def test_a_wrong_file_is_one_line(passes, tmp_path, capsys):
     passes.assign(index=["x"] + list(passes["index"][1:])).to_csv(bad, sep="\t", index=False)
     with pytest.raises(DataError, match="line 1: cannot read the item .index 'x' is not a whole number"):
         A.read_items(bad, "mmb")
+
+
+def test_a_plain_file_with_the_data_copy_as_gold_is_one_pass_per_question(tmp_path):
+    tsv = demo_mmb.make_mmbench_demo(tmp_path / "mmb")["annotation_file"]
+    plain = tmp_path / "responses.jsonl"
+    plain.write_text("".join(json.dumps({"id": str(i), "response": "A"}) + "\n" for i in range(22)))
+    result = A.audit([plain], "mmb", gold=tsv)
+    s = result["files"][0]["scores"]
+    gold = pd.read_csv(tsv, sep="\t").query("index < 1000000")
+    assert set(s.loc[s["official"], "id"]) == {str(i) for i in gold.loc[gold["answer"] == "A", "index"]}
+    assert "22 questions in 22 circular passes" in result["notes"][-1]
