@@ -74,3 +74,13 @@ def test_the_seed_demo_audit_has_the_papers_ranking_beside_the_letter_rules(demo
     assert lmms.loc["file's own", "correct"] == own.loc["letter exact match", "correct"]
     assert think.loc["letter exact match", "correct"] == think.loc["lmms-eval", "correct"] == 0  # "<think>..." read
     assert "paper ranking (this suite)" not in think.index
+
+
+def test_the_mmstar_demo_audit_notes_lmms_evals_axis_mean(demo_dir, outputs):
+    """MMStar: this suite's run folder is read as SEED's are; every rule reads a ranked letter alike; the notes carry
+    lmms-eval's axis mean beside the pooled score."""
+    _out, summary, tables = _audit(outputs, demo_dir, "audit_mmstar", "mmstar_demo_random.yaml", "mmstar")
+    own = tables[1]
+    assert list(own.index) == ["official", "official, trace removed", "lmms-eval", "vlmevalkit"]
+    assert own["correct"].nunique() == 1 and tables[2].loc["file's own", "correct"] == own.loc["official", "correct"]
+    assert any("axes' accuracies" in n for n in summary["notes"])

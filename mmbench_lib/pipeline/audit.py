@@ -482,7 +482,11 @@ def audit(paths: Sequence, benchmark: str, reported: float | None = None, split:
             splits = {it.get("split") for it in items}
             expected_ids = [g["id"] for g in gold_items if g.get("split") in splits or "split" not in g]
         stats = response_stats(items, expected_ids, max_new_tokens)
-        own = {"lmms-eval": "lmms-eval", "vlmevalkit": "vlmevalkit"}.get(fmt, _reference(df)[0])
+        rules = audit_rules(benchmark)
+        if hasattr(rules, "aggregation_notes"):  # what a peer's reported number does beyond the verdicts (optional)
+            notes += rules.aggregation_notes(p, items, df)
+        own = {"lmms-eval": "lmms-eval", "vlmevalkit": "vlmevalkit", **getattr(rules, "OWN_RULES", {})}.get(fmt)
+        own = own if own in df else _reference(df)[0]  # the rule set the harness of the file's format scores with
         own = "file's own" if "file's own" in df else own
         entry = {"path": str(p), "format": fmt, "scores": df, "table": rule_table(df), "pairs": paired_tests(df),
                  "disagreements": disagreements(df), "stats": stats, "own": own, "rule_versions": why}

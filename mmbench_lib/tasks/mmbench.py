@@ -21,7 +21,7 @@ from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks._common import strict_int
-from mmbench_lib.tasks.base import Layout, Task, did_you_mean, register_task
+from mmbench_lib.tasks.base import AuditPart, Layout, Task, did_you_mean, register_task
 from mmbench_lib.tasks.copies import tables
 from mmbench_lib.tasks.copies.tables import image_bytes, read_parquet, read_tsv
 from mmbench_lib.tasks.mmmu import write_image
@@ -236,6 +236,7 @@ class MMBenchTask(Task):
     dimensions = DIMENSIONS
     groups = GROUPS
     group_kind = "category"
+    audit = AuditPart("mmbench_lib.tasks.mmbench_audit")  # mmbench audit (docs/audit.md, MMBench section)
     hub_id = HUB_ID
     module = sys.modules[__name__]
     demo_keys: tuple[str, ...] = ("annotation_file",)

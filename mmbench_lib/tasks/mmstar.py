@@ -20,7 +20,7 @@ from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks._common import check_unique, require
-from mmbench_lib.tasks.base import Layout, register_task
+from mmbench_lib.tasks.base import AuditPart, Layout, register_task
 from mmbench_lib.tasks.copies import tables
 from mmbench_lib.tasks.copies.tables import read_parquet
 from mmbench_lib.tasks.letters import mmstar_letter
@@ -282,7 +282,7 @@ class MMStarTask(SeedTask):
     #: Table 3 / Table 5 columns (cp ... ma, avg) -> the capability groups; Avg. = the plain mean of six capabilities of
     #: 250 questions each = the pooled accuracy over all questions (§5.1)
     table_groups = {**{abbr.lower(): cap for cap, abbr in ABBREVIATIONS.items()}, "avg": "Overall"}
-    audit = None  # no audit part yet (docs/mmstar.md): the reproduction audit does not read MMStar files
+    audit = AuditPart("mmbench_lib.tasks.mmstar_audit")  # mmbench audit (docs/audit.md, MMStar section)
     dimensions = DIMENSIONS
     groups = GROUPS
     numbered_dimensions = False
