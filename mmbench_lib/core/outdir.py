@@ -1,4 +1,4 @@
-"""``--out`` folders: nothing a run wrote is ever overwritten (issue 41, item 1).
+"""``--out`` folders: nothing a run wrote is ever overwritten.
 
 ``check_out(out, writes, suggest)`` is called by every command that writes into a folder it is given, before
 any work. It refuses, in one line that names a fresh folder to write to instead:

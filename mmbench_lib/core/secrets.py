@@ -1,4 +1,4 @@
-"""Credentials never reach a run's records (issue 41, item 2).
+"""Credentials never reach a run's records.
 
 A key is read from the environment at request time (``api_key_env`` names the variable); it is never a
 parameter. ``credential(value)`` finds, anywhere in a parameter value (nested mappings and lists), what looks

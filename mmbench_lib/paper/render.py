@@ -5,6 +5,7 @@ More: docs/modules.md, ``mmbench_lib/paper/render.py``.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import shutil
@@ -229,8 +230,8 @@ def render(papers: str, out_dir, runs=None) -> dict[str, list[Path]]:
     """``papers = "seed"`` (SEED-Bench v1 + SEED-Bench-2), ``"mmmu"`` (MMMU + CMMMU) or ``"mmstar"`` (MMStar Tables 3
     and 5): every table and
     figure of those papers with ``runs`` as our rows, written under ``out_dir``."""
-    renderers = {"seed": render_seed, "mmmu": render_mmmu,
-                 **{p: lambda o, r, p=p: render_groups(p, o, r) for p in PAPER_TABLES if p not in ("seed", "mmmu")}}
+    renderers = {"seed": render_seed, "mmmu": render_mmmu}
+    renderers.update({p: functools.partial(render_groups, p) for p in PAPER_TABLES if p not in renderers})
     if papers not in renderers:
         raise ValueError(f"papers must be one of {sorted(renderers)}, got {papers!r}")
     runs = _as_runs(runs)
