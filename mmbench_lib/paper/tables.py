@@ -294,7 +294,11 @@ def group_heatmap(table: pd.DataFrame, title: str):
     cols = [c for c in table.columns if c.endswith("_ci_low")]
     cols = [c[: -len("_ci_low")] for c in cols] or [c for c in table.columns if c not in ("model", "source")]
     unranked = table["not_ranked"].fillna("").astype(str) if "not_ranked" in table else pd.Series([""] * len(table))
-    ranks = pd.DataFrame({"model": table["model"], "source": table["source"]})
+    names = table["model"].astype(str)
+    if "params" in table:  # the same model at two sizes (LLaVA-1.5 7B / 13B): its size in the label
+        size = table["params"].fillna("").astype(str).str.strip()
+        names = names.where(~names.duplicated(keep=False) | size.eq(""), names + " (" + size + ")")
+    ranks = pd.DataFrame({"model": names, "source": table["source"]})
     keep = unranked.eq("").to_numpy()
     for c in cols:
         vals = table[c].astype(float).where(keep)
