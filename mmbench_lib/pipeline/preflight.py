@@ -254,8 +254,11 @@ def check_can_generate(values: dict) -> None:
             if is_task(values.get(name)) and protocol_for(values[name]).generates]
     if values.get("recipe") in RECIPES and RECIPES[values["recipe"]].generates:
         asks.append(f"recipe {values['recipe']!r}")
-    if values.get("ranking_benchmark", "") and isinstance(values.get("protocols"), list):
-        gen = [p for p in values["protocols"] if p in RANKING_PROTOCOLS and RECIPES[RANKING_PROTOCOLS[p].recipe].generates]
+    if is_task(values.get("ranking_benchmark", "")) and isinstance(values.get("protocols"), list):
+        task = get_task(values["ranking_benchmark"])  # its protocols (Task.ranking_protocols); empty: its defaults
+        known = task.ranking_protocols or RANKING_PROTOCOLS
+        keys = values["protocols"] or list(task.default_ranking_protocols)
+        gen = [p for p in keys if p in known and RECIPES[known[p].recipe].generates]
         asks += [f"protocols {gen}"] if gen else []
     if asks:
         out = " (an empty generation_benchmark, protocols without gen-*)" if "ranking_benchmark" in values else ""

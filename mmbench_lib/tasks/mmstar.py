@@ -279,6 +279,7 @@ class MMStarTask(SeedTask):
     order = 40
     #: Table 3 (16 LVLMs), Table 5 (LLMs), Tables 1, 2, 7 (six benchmarks with and without images)
     published_tables = ("mmstar_table3", "mmstar_table5", "mmstar_table1", "mmstar_table2", "mmstar_table7")
+    blind_reference = None  # MMStar's own tables are its published tables
     audit = None  # no audit part yet (docs/mmstar.md): the reproduction audit does not read MMStar files
     dimensions = DIMENSIONS
     groups = GROUPS
