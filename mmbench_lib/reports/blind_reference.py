@@ -13,6 +13,7 @@ More: docs/modules.md, ``mmbench_lib/reports/blind_reference.py``.
 """
 from __future__ import annotations
 
+import inspect
 import re
 from collections import Counter
 
@@ -53,7 +54,8 @@ def _ours(label: str, folder, task) -> dict:
     lo, hi = ci_fractions(ok[["id", "correct", "cluster"]].assign(status=SCORED).to_dict("records")) if n else (None, None)
     model = df["model"].iloc[0] if len(df) else label
     recipe = df["recipe"].dropna().iloc[0] if "recipe" in df and df["recipe"].notna().any() else None
-    setting = f"text only, recipe {recipe}, 0-shot" if recipe else "text only, official prompt, 0-shot"
+    how = (f"recipe {recipe}" if task.protocol == "ranking" else recipe) if recipe else "official prompt"
+    setting = f"text only, {how}, 0-shot"
     return {"source": "ours", "model": model_name(model), "spec": model, "setting": setting, "same model": "",
             "data": data_source(run), "n": n, "accuracy": c / n if n else None, "ci_low": lo, "ci_high": hi,
             "manifest": run.manifest or {}}
@@ -95,8 +97,9 @@ def _data_note(task, ours: list[dict]) -> str:
             have = task.manifest_args(o["manifest"])
         except KeyError:
             have = {}
+        defaults = {k: v.default for k, v in inspect.signature(task.module.load).parameters.items()}
         for key, want in task.blind_reference.data:
-            got = have.get(key)
+            got = have.get(key, defaults.get(key))  # a value left out is the loader's default
             if key == "split":
                 got = task.resolve_split(got)
             if got != want:
@@ -147,7 +150,9 @@ def reference_table(runs: dict) -> tuple[pd.DataFrame, str]:
             f"Table 1 2-shot, Table 2 0-shot, on the full set); ours are scored as the setting says, n items.")
     extra = _data_note(task, ours)
     note += f" Data: {extra}." if extra else ""
-    return pd.DataFrame(rows, columns=list(COLUMNS)), note
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    table["n"] = table["n"].astype("Int64")  # ours only: the paper's rows print no n
+    return table, note
 
 
 def _pct(v):

@@ -25,3 +25,13 @@ def test_the_tasks_declare_their_column_of_the_mmstar_tables():
         assert not ref.group or ref.group in get_task(name).groups
     assert dict(declared["mmmu"].data) == {"split": "validation"} and declared["seed"].group == "Image"
     assert R.table_label("mmstar_table2") == "MMStar paper, Table 2"
+
+
+def test_a_run_on_other_data_than_the_column_is_said_so():
+    mmmu, mmb = get_task("mmmu"), get_task("mmb")
+    note = R._data_note(mmmu, [{"model": "SmolLM2", "manifest": {"source": "s", "split": "dev"}}])
+    assert note == "SmolLM2: split 'dev', the paper's column is split 'validation' (other items)"
+    assert R._data_note(mmmu, [{"model": "SmolLM2", "manifest": {"source": "s", "split": "val"}}]) == ""  # an alias
+    assert R._data_note(mmb, [{"model": "m", "manifest": {"data": {"annotation_file": "x"}}}]) == ""  # loader defaults
+    assert "language 'cn'" in R._data_note(mmb, [{"model": "m", "manifest": {"data": {"annotation_file": "x",
+                                                                                    "language": "cn"}}}])
