@@ -1,13 +1,10 @@
 """Our blind (text-only) runs beside the published text-only scores of the same benchmark.
 
 The MMStar paper (Chen et al., NeurIPS 2024, arXiv 2403.20330) prints text-only scores on six benchmarks: Table 1,
-22 LLMs 2-shot; Table 2, ten LVLMs' LLM bases (0-shot, strategy ``LLM``) and the LVLMs without images (``LVLM-text``).
-A task declares the column holding its scores (``Task.blind_reference``: the tables, the column, the group of its
-dimensions and the data the column was measured on); this module puts each blind run (n, accuracy and the one 95%
-interval of ``core.uncertainty`` on that group's items) above the paper's text-only rows, marking the rows of the
-same model (names compared as :func:`name_tokens`) and saying so when no model matched: then every text-only row is
-shown as a labelled reference row. The paper's protocol differs from ours (its LLMs generate an answer read by
-heuristic matching, VLMEvalKit-based; Section 5 and A.1), which the table's note says.
+22 LLMs 2-shot; Table 2, LVLMs' LLM bases (0-shot) and the LVLMs without images. A task declares the column holding
+its scores (``Task.blind_reference``); each blind run (n, accuracy, the one 95% interval, on that column's items)
+goes above the paper's text-only rows, the same model's rows marked (:func:`name_tokens`), else every row shown as a
+labelled reference. The paper's LLMs generate answers read by heuristic matching (Section 5, A.1): the note says so.
 
 More: docs/modules.md, ``mmbench_lib/reports/blind_reference.py``.
 """
