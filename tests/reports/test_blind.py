@@ -149,3 +149,21 @@ def test_only_the_declared_group_counts_and_other_benchmarks_are_refused(demo, t
                              recipe="seed1-ppl", device="cpu", progress=False)
     with pytest.raises(ValueError, match="no published text-only column is declared"):
         R.reference_table(blind.blind_runs(config2, ["random"], tmp_path / "s2"))
+
+
+def test_the_same_model_s_published_rows_come_first(audited, monkeypatch):
+    """A blind run of lmsys/vicuna-7b-v1.5 (the run's model renamed: the marking, not the model, is under test) is
+    matched to Vicuna-v1.5-7B in Table 1 and as the LLM base of LLaVA-1.5 and CogVLM-Chat in Table 2."""
+    from mmbench_lib.reports import blind_reference as R
+
+    real = R._ours
+
+    def renamed(label, folder, task):
+        return {**real(label, folder, task), "model": "vicuna-7b-v1.5", "spec": "causal:lmsys/vicuna-7b-v1.5"}
+
+    monkeypatch.setattr(R, "_ours", renamed)
+    table, note = R.reference_table({"smollm2": audited.folders["smollm2"]})
+    same = table[table["same model"] == "yes"]
+    assert list(same.index) == [1, 2, 3] and list(same["accuracy %"]) == [32.0, 32.6, 32.6]
+    assert list(same["setting"]) == ["LLM, 2-shot", "LLM base of LLaVA-1.5, 0-shot", "LLM base of CogVLM-Chat, 0-shot"]
+    assert "the paper's rows of the same model: Vicuna-v1.5-7B" in note
