@@ -331,6 +331,18 @@ def _uses_model(values: dict) -> bool:
     return values.get("baseline", "none") not in ("random", "frequent")
 
 
+def check_protocols(values: dict) -> None:
+    """A report's ``protocols`` name protocols of its ``ranking_benchmark`` (``Task.ranking_protocols``)."""
+    bench, keys = values.get("ranking_benchmark"), values.get("protocols")
+    if not is_task(bench) or not isinstance(keys, list) or protocol_for(bench).generates:
+        return
+    known = get_task(bench).ranking_protocols
+    unknown = [k for k in keys if k not in known]
+    if unknown:
+        raise BadValue("protocols", f"{get_task(bench).title or bench} has no protocol {unknown[0]!r}; use some of "
+                                    f"{list(known)}{did_you_mean(str(unknown[0]), known)}")
+
+
 def check_values(values: dict, protocol: str | None = None) -> None:
     """Every known parameter of ``values`` (a notebook's effective parameters); ``protocol`` is the
     notebook's (from its default benchmark). Raises ``BadValue`` for the first that cannot work."""
@@ -350,6 +362,7 @@ def check_values(values: dict, protocol: str | None = None) -> None:
         check_model(spec, values.get("revision") or None, name="models")
     if "engine_options" in values:
         check_engine_options(values["engine_options"], values.get("model"))
+    check_protocols(values)
     check_endpoint(values)
     if benchmark is not None:
         why = is_task(benchmark) and values.get("baseline") in BASELINES and refusal(benchmark, values["baseline"])
