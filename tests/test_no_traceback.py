@@ -33,3 +33,11 @@ def test_random_still_ranks_and_is_a_generation_baseline():
     preflight.check_values({"benchmark": "mmmu", "model": "random", "baseline": "random"})  # the baseline, not a model
     preflight.check_values({"model": "random", "ranking_benchmark": "seed", "protocols": ["content-sum", "letters"],
                             "generation_benchmark": ""})
+
+
+def test_a_protocol_the_ranking_task_does_not_declare_is_refused_before_the_run():
+    with pytest.raises(preflight.BadValue, match="MMBench has no protocol 'gen-vlmevalkit'; use some of \\['official', "
+                                                  ".*did you mean 'gen-lmms-eval'"):
+        preflight.check_values({"ranking_benchmark": "mmb", "protocols": ["gen-vlmevalkit"]})
+    preflight.check_values({"ranking_benchmark": "mmb", "protocols": ["official", "letters"]})
+    preflight.check_values({"ranking_benchmark": "seed", "protocols": []})  # empty: the task's defaults

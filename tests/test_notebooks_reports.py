@@ -31,6 +31,10 @@ def test_blind_ids_of_notebook_51_drive_the_vision_required_score_of_notebook_10
     ids = json.loads((report / "blind_solvable.json").read_text())
     blind_rows = [json.loads(x) for x in (report / "blind__smollm2" / "predictions.jsonl").read_text().splitlines()]
     assert ids["ids"] == sorted(r["id"] for r in blind_rows if r["correct"]) and ids["n_items"] == 12
+    reference = pd.read_csv(report / "tables" / "blind_reference.csv")  # beside the MMStar paper's Tables 1-2
+    ours = reference.iloc[0]
+    assert ours["source"] == "ours" and ours["n"] == 12 and ours["accuracy %"] == round(100 * len(ids["ids"]) / 12, 1)
+    assert set(reference["same model"].dropna()) == {"reference", "chance"}
 
     # the same model and recipe evaluated "with" images it cannot see: every item it solves is blind-solvable
     assert _run("10_seed_bench.ipynb", "10_seed_bench/seed1_demo_smollm2.yaml", "eval",

@@ -254,8 +254,11 @@ def check_can_generate(values: dict) -> None:
             if is_task(values.get(name)) and protocol_for(values[name]).generates]
     if values.get("recipe") in RECIPES and RECIPES[values["recipe"]].generates:
         asks.append(f"recipe {values['recipe']!r}")
-    if values.get("ranking_benchmark", "") and isinstance(values.get("protocols"), list):
-        gen = [p for p in values["protocols"] if p in RANKING_PROTOCOLS and RECIPES[RANKING_PROTOCOLS[p].recipe].generates]
+    if is_task(values.get("ranking_benchmark", "")) and isinstance(values.get("protocols"), list):
+        task = get_task(values["ranking_benchmark"])  # its protocols (Task.ranking_protocols); empty: its defaults
+        known = task.ranking_protocols or RANKING_PROTOCOLS
+        keys = values["protocols"] or list(task.default_ranking_protocols)
+        gen = [p for p in keys if p in known and RECIPES[known[p].recipe].generates]
         asks += [f"protocols {gen}"] if gen else []
     if asks:
         out = " (an empty generation_benchmark, protocols without gen-*)" if "ranking_benchmark" in values else ""
@@ -328,6 +331,18 @@ def _uses_model(values: dict) -> bool:
     return values.get("baseline", "none") not in ("random", "frequent")
 
 
+def check_protocols(values: dict) -> None:
+    """A report's ``protocols`` name protocols of its ``ranking_benchmark`` (``Task.ranking_protocols``)."""
+    bench, keys = values.get("ranking_benchmark"), values.get("protocols")
+    if not is_task(bench) or not isinstance(keys, list) or protocol_for(bench).generates:
+        return
+    known = get_task(bench).ranking_protocols
+    unknown = [k for k in keys if k not in known]
+    if unknown:
+        raise BadValue("protocols", f"{get_task(bench).title or bench} has no protocol {unknown[0]!r}; use some of "
+                                    f"{list(known)}{did_you_mean(str(unknown[0]), known)}")
+
+
 def check_values(values: dict, protocol: str | None = None) -> None:
     """Every known parameter of ``values`` (a notebook's effective parameters); ``protocol`` is the
     notebook's (from its default benchmark). Raises ``BadValue`` for the first that cannot work."""
@@ -347,6 +362,7 @@ def check_values(values: dict, protocol: str | None = None) -> None:
         check_model(spec, values.get("revision") or None, name="models")
     if "engine_options" in values:
         check_engine_options(values["engine_options"], values.get("model"))
+    check_protocols(values)
     check_endpoint(values)
     if benchmark is not None:
         why = is_task(benchmark) and values.get("baseline") in BASELINES and refusal(benchmark, values["baseline"])

@@ -403,9 +403,23 @@ def _base(benchmark: str, out_dir, settings: dict | None, spec: dict, **fixed) -
     return RunSpec.from_params(benchmark, out_dir, **{"max_new_tokens": 16, **(settings or {}), **spec, **fixed})
 
 
-def seed_report(benchmark: str, data: dict, out_dir, protocols=DEFAULT_SEED_PROTOCOLS, reuse: bool = True,
+def ranking_protocols(benchmark: str, keys=None) -> list[Protocol]:
+    """The protocols ``keys`` of a ranking task (``Task.ranking_protocols``; empty: its ``default_ranking_protocols``),
+    whose ``kind`` says which is the benchmark's official one; ValueError, one line, for a key the task lacks."""
+    task = get_task(benchmark)
+    known = task.ranking_protocols
+    keys = list(keys or task.default_ranking_protocols)
+    unknown = [k for k in keys if k not in known]
+    if unknown or not keys:
+        raise ValueError(f"{task.title or benchmark} has no protocol {unknown[0] if unknown else '(none declared)'!r}; "
+                         f"use some of {list(known)}")
+    return [known[k] for k in keys]
+
+
+def seed_report(benchmark: str, data: dict, out_dir, protocols=None, reuse: bool = True,
                 settings: dict | None = None, shard: tuple[int, int] = (0, 1), **spec) -> ProtocolReport | None:
-    """SEED v1 / SEED-2 under several protocols (``SEED_PROTOCOLS`` keys). One run per recipe, in
+    """A ranking benchmark under several protocols (keys of the task's ``ranking_protocols``; empty: its
+    defaults, :func:`ranking_protocols`). One run per recipe, in
     ``out_dir/<benchmark>__<recipe>`` (resumable) unless a matching finished run is found in
     ``outputs/`` (``reuse``). ``spec``: the flat ``RunSpec`` parameters every run shares (``model``, ``limit``,
     ``scorer``, ``batch_size``, ``max_new_tokens``, ``device``, ``progress``, ...); ``settings``: model settings
@@ -414,7 +428,7 @@ def seed_report(benchmark: str, data: dict, out_dir, protocols=DEFAULT_SEED_PROT
     if protocol_for(benchmark).generates:
         raise ValueError(f"seed_report is for the ranking benchmarks {', '.join(t.name for t in all_tasks('ranking'))}, "
                          f"not {benchmark!r}")
-    chosen = [SEED_PROTOCOLS[k] for k in protocols]
+    chosen = ranking_protocols(benchmark, protocols)
     recipes = list(dict.fromkeys(p.recipe for p in chosen))
     base = _base(benchmark, out_dir, settings, spec, data=data, recipe=recipes[0], shard_index=shard[0],
                  num_shards=shard[1])

@@ -80,6 +80,20 @@ class AuditPart:
             out.append(f"audit part {self.rules!r} has no rule set")
         return out
 
+@dataclass(frozen=True)
+class PublishedColumn:
+    """A column of another paper's published tables that reports this benchmark, e.g. the text-only (blind) scores of
+    the MMStar paper's Tables 1 and 2 (``seed_image``, ``mmmu_val``): the ``tables`` (``published`` names), the
+    ``column``, what the paper calls it, the group of this task's dimensions it covers (a ``Task.groups`` key, empty:
+    every dimension) and the data values a run must have to hold the same items (e.g. ``{"split": "validation"}``)."""
+
+    tables: tuple[str, ...]
+    column: str
+    what: str
+    group: str = ""
+    data: tuple[tuple[str, str], ...] = ()
+
+
 class Task:
     """One benchmark. Subclass it in the benchmark's module, set the attributes, register it."""
 
@@ -127,6 +141,12 @@ class Task:
     parser: ClassVar[ModuleType | None] = None
     #: the reproduction audit's part (readers and rule sets); None: the task is not auditable
     audit: ClassVar[AuditPart | None] = None
+    #: the published column holding other papers' text-only scores on this benchmark (notebook 51's reference rows)
+    blind_reference: ClassVar[PublishedColumn | None] = None
+    #: ranking tasks: the protocols notebook 50 compares (``tasks.recipes.Protocol`` by key; their ``kind`` says which
+    #: is the benchmark's official one) and the keys it compares unless told otherwise
+    ranking_protocols: ClassVar[dict] = {}
+    default_ranking_protocols: ClassVar[tuple[str, ...]] = ()
 
     # ------------------------------------------------------------------ data
     def load(self, **args) -> list[Item]:
@@ -284,6 +304,11 @@ class Task:
             out.append("layouts (the copies the loader reads) and probe() are required")
         if self.audit is not None:
             out += self.audit.form_problems()
+        if self.blind_reference is not None and self.blind_reference.group and \
+                self.blind_reference.group not in self.groups:
+            out.append(f"blind_reference group {self.blind_reference.group!r} is not in groups")
+        if any(k not in self.ranking_protocols for k in self.default_ranking_protocols):
+            out.append("default_ranking_protocols names a protocol not in ranking_protocols")
         if self.group_kind not in ("dimension", "subject", "category"):
             out.append(f"group_kind must be dimension, subject or category, got {self.group_kind!r}")
         if self.protocol == "generation":

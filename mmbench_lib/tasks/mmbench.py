@@ -21,10 +21,11 @@ from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
 from mmbench_lib.tasks._common import strict_int
-from mmbench_lib.tasks.base import AuditPart, Layout, Task, did_you_mean, register_task
+from mmbench_lib.tasks.base import AuditPart, Layout, PublishedColumn, Task, did_you_mean, register_task
 from mmbench_lib.tasks.copies import tables
 from mmbench_lib.tasks.copies.tables import image_bytes, read_parquet, read_tsv
 from mmbench_lib.tasks.mmmu import write_image
+from mmbench_lib.tasks.recipes import RANKING_PROTOCOLS, Protocol
 
 BENCHMARK = "mmb"
 HUB_ID = "lmms-lab/MMBench"
@@ -239,6 +240,24 @@ class MMBenchTask(Task):
     audit = AuditPart("mmbench_lib.tasks.mmbench_audit")  # mmbench audit (docs/audit.md, MMBench section)
     hub_id = HUB_ID
     module = sys.modules[__name__]
+    #: MMStar (arXiv 2403.20330) Tables 1-2: LLMs and LVLMs without images on MMBench-EN-Dev
+    blind_reference = PublishedColumn(("mmstar_table1", "mmstar_table2"), "mmb_en_dev", "MMBench-EN-Dev",
+                                      data=(("split", "dev"), ("language", "en")))
+    #: notebook 50's protocols: the official one is the generated answer (``mmbench-gen``, one option order here;
+    #: CircularEval is notebook 52); MMBench has no ranking protocol, so every ranked reading is marked not official
+    ranking_protocols = {p.key: p for p in (
+        Protocol("official", "generated, official", "official: MMBench (VLMEvalKit) prompt with the hint, generated "
+                 "answer, can_infer exact matching, no ChatGPT judge, one option order", "mmbench-gen", "vlmevalkit"),
+        Protocol("letters", "letters ranked", "NOT official: MMBench has no ranking protocol; the official prompt "
+                 "ending 'Answer:', letters ranked by mean NLL", "mmbench-letters", "mean"),
+        Protocol("content-sum", "content, sum", "NOT official: SEED v1's recipe (no hint, no options), summed NLL of "
+                 "the option text", "seed1-ppl", "sum"),
+        Protocol("content-mean", "content, mean", "NOT official: SEED v1's recipe (no hint, no options), mean NLL of "
+                 "the option text", "seed1-ppl", "mean"),
+        Protocol("gen-lmms-eval", "generated, lmms-eval", RANKING_PROTOCOLS["gen-lmms-eval"].kind.replace(
+            "NOT a paper protocol", "NOT official") + " (no hint)", "lmms-eval-gen", "lmms-eval"),
+    )}
+    default_ranking_protocols = ("official", "letters", "content-sum", "content-mean", "gen-lmms-eval")
     demo_keys: tuple[str, ...] = ("annotation_file",)
     demo_filters: tuple[str, ...] = ("dimensions",)
     named_selections: tuple[str, ...] = ()

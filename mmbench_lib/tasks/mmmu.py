@@ -23,7 +23,7 @@ from mmbench_lib.core.paths import PathEscape, inside, safe_name
 from mmbench_lib.tasks import mmmu_parser as parser
 from mmbench_lib.tasks import mmmu_pro_parser
 from mmbench_lib.tasks.modes import OFFICIAL, cot_modes, modes_of
-from mmbench_lib.tasks.base import AuditPart, GenerationTask, Layout, register_task
+from mmbench_lib.tasks.base import AuditPart, GenerationTask, Layout, PublishedColumn, register_task
 from mmbench_lib.tasks.copies import mmmu as copies
 from mmbench_lib.tasks.copies import tables
 from mmbench_lib.tasks.copies.tables import default_cache_dir  # noqa: F401 - re-exported (cmmmu, callers)
@@ -567,6 +567,9 @@ class MMMUTask(GenerationTask):
                         "mmmu_table6_science", "mmmu_table7_health_medicine", "mmmu_table8_humanities_social_sci",
                         "mmmu_table9_tech_engineering", "mmmu_table12_image_types", "mmmu_table13_few_shot",
                         "mmmu_fig6_errors", "mmmu_test_leaderboard")
+    #: MMStar (arXiv 2403.20330) Tables 1-2: LLMs and LVLMs without images on MMMU-Val
+    blind_reference = PublishedColumn(("mmstar_table1", "mmstar_table2"), "mmmu_val", "MMMU-Val",
+                                      data=(("split", "validation"),))
     splits = SPLITS
     split_sizes = {"dev": 150, "validation": 900, "test": 10500}  # docs/protocols.md §3.2
     split_aliases = SPLIT_ALIASES

@@ -283,6 +283,7 @@ class MMStarTask(SeedTask):
     #: 250 questions each = the pooled accuracy over all questions (§5.1)
     table_groups = {**{abbr.lower(): cap for cap, abbr in ABBREVIATIONS.items()}, "avg": "Overall"}
     audit = AuditPart("mmbench_lib.tasks.mmstar_audit")  # mmbench audit (docs/audit.md, MMStar section)
+    blind_reference = None  # MMStar's own tables are its published tables
     dimensions = DIMENSIONS
     groups = GROUPS
     numbered_dimensions = False

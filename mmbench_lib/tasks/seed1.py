@@ -14,10 +14,11 @@ from pathlib import Path
 from mmbench_lib.core.items import DataError, Item, VideoClip
 from mmbench_lib.core.video import list_frame_folder
 from mmbench_lib.core.paths import PathEscape
-from mmbench_lib.tasks.base import AuditPart, Layout, Task, did_you_mean, register_task
+from mmbench_lib.tasks.base import AuditPart, Layout, PublishedColumn, Task, did_you_mean, register_task
 from mmbench_lib.tasks._common import (choices_abcd, duplicate_choices, media_path, question_id_and_dimension, read_json,
                                        refuse_or_mark, require)
 from mmbench_lib.tasks.copies import seed as copies
+from mmbench_lib.tasks.recipes import DEFAULT_RANKING_PROTOCOLS, RANKING_PROTOCOLS
 
 BENCHMARK = "seed"
 
@@ -217,6 +218,11 @@ class SeedTask(Task):
     paper = "seed"
     order = 10
     published_tables = ("seed1_table3", "seed1_fig5_leaderboards")
+    #: MMStar (arXiv 2403.20330) Tables 1-2: LLMs and LVLMs without images on SEED-Image (dimensions 1-9)
+    blind_reference = PublishedColumn(("mmstar_table1", "mmstar_table2"), "seed_image", "SEED-Image", group="Image")
+    #: notebook 50's protocols (``tasks.recipes``: the paper's content ranking, the leaderboard's and harnesses')
+    ranking_protocols = RANKING_PROTOCOLS
+    default_ranking_protocols = DEFAULT_RANKING_PROTOCOLS
     protocol = "ranking"
     dimensions = DIMENSIONS
     groups = GROUPS

@@ -211,6 +211,7 @@ class Seed2Task(SeedTask):
     title = "SEED-Bench-2"
     order = 20
     published_tables = ("seed2_table2",)
+    blind_reference = None  # not in the MMStar paper's tables
     dimensions = DIMENSIONS
     groups = GROUPS
     results_need_questions = False  # ids are ``<dim>_<k>`` and rows carry ``gt_answer``

@@ -201,6 +201,7 @@ class Seed2PlusTask(SeedTask):
     title = "SEED-Bench-2-Plus"
     paper = ""
     published_tables = ("seed2plus_table2",)
+    blind_reference = None  # not in the MMStar paper's tables
     dimensions = DIMENSIONS
     groups = GROUPS
     results_need_questions = False

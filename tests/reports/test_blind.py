@@ -98,3 +98,72 @@ def test_rerunning_resumes_without_rescoring(audited, smollm2):
     before = (folders["smollm2"] / "predictions.jsonl").read_bytes()
     blind.blind_runs(audited.config, ["smollm2"], audited.out, adapters={"smollm2": smollm2})
     assert (folders["smollm2"] / "predictions.jsonl").read_bytes() == before
+
+
+# ------------------------------------------------------------------ beside the published text-only scores (notebook 51)
+
+def test_blind_runs_beside_the_published_text_only_rows(audited):
+    """SEED (dims 1-4, all image items): each run's n / accuracy / interval are the audit's overall numbers; no model
+    of the paper is SmolLM2, so every text-only row of the MMStar paper's Tables 1-2 is a labelled reference row."""
+    from mmbench_lib import published
+    from mmbench_lib.reports import blind_reference as R
+
+    table, note = R.reference_table(audited.folders)
+    ours = table[table["source"] == "ours"].set_index("model")
+    assert list(ours.index) == ["SmolLM2-135M-Instruct", "Random Choice"]
+    for label, name in (("smollm2", "SmolLM2-135M-Instruct"), ("random", "Random Choice")):
+        overall = audited.audit.per_model[(audited.audit.per_model["label"] == label)].iloc[-1]
+        assert ours.loc[name, "n"] == overall["n"] == 12
+        assert ours.loc[name, "accuracy %"] == round(100 * overall["accuracy"], 1)
+        assert ours.loc[name, "95% low"] == round(100 * overall["ci_low"], 1)
+        assert ours.loc[name, "95% high"] == round(100 * overall["ci_high"], 1)
+        assert ours.loc[name, "setting"] == "text only, recipe seed1-ppl, 0-shot" and ours.loc[name, "data"].startswith("demo data")
+    paper = table[table["source"] != "ours"]
+    t1, t2 = published.load("mmstar_table1"), published.load("mmstar_table2")
+    text_only = len(t1) - 1 + int(t2["strategy"].isin(["LLM", "LVLM-text"]).sum())  # Random Choice shown once
+    assert len(paper) == text_only + 1 and set(paper["same model"]) == {"reference", "chance"}
+    chance = paper[paper["same model"] == "chance"].iloc[0]
+    assert chance["accuracy %"] == 24.3 and chance["source"] == "MMStar paper, Table 1 / MMStar paper, Table 2"
+    gpt4 = paper[(paper["model"] == "GPT4-Turbo") & (paper["setting"] == "LLM, 2-shot")].iloc[0]
+    assert gpt4["accuracy %"] == 26.8 and gpt4["source"] == "MMStar paper, Table 1"  # Table 1, SEED column
+    llava = paper[paper["setting"] == "LLaVA-1.5 without images, 0-shot"].iloc[0]
+    assert llava["accuracy %"] == 37.5 and llava["source"] == "MMStar paper, Table 2"
+    assert "no model the paper names matched ours (SmolLM2-135M-Instruct, Random Choice)" in note
+    assert "SEED-Image (column seed_image" in note and "Image group's items" in note
+
+
+def test_only_the_declared_group_counts_and_other_benchmarks_are_refused(demo, tmp_path):
+    """SEED-Image is dimensions 1-9: a blind run over dims 1 and 10 is compared on its dim-1 items only."""
+    from mmbench_lib.reports import blind_reference as R
+
+    config = runs.RunConfig("seed", tmp_path, data=runs.demo_args("seed", demo, dimensions=[1, 10]), model="random",
+                            recipe="seed1-ppl", device="cpu", progress=False)
+    folders = blind.blind_runs(config, ["random"], tmp_path)
+    rows = _rows(folders["random"])
+    image = [r for r in rows.values() if r["dimension_id"] == 1]
+    assert len(image) < len(rows)
+    table, _note = R.reference_table(folders)
+    assert table.iloc[0]["n"] == len(image)
+    assert table.iloc[0]["accuracy %"] == round(100 * sum(bool(r["correct"]) for r in image) / len(image), 1)
+    config2 = runs.RunConfig("seed2", tmp_path / "s2", data=runs.demo_args("seed2", demo, dimensions=[1]), model="random",
+                             recipe="seed1-ppl", device="cpu", progress=False)
+    with pytest.raises(ValueError, match="no published text-only column is declared"):
+        R.reference_table(blind.blind_runs(config2, ["random"], tmp_path / "s2"))
+
+
+def test_the_same_model_s_published_rows_come_first(audited, monkeypatch):
+    """A blind run of lmsys/vicuna-7b-v1.5 (the run's model renamed: the marking, not the model, is under test) is
+    matched to Vicuna-v1.5-7B in Table 1 and as the LLM base of LLaVA-1.5 and CogVLM-Chat in Table 2."""
+    from mmbench_lib.reports import blind_reference as R
+
+    real = R._ours
+
+    def renamed(label, folder, task):
+        return {**real(label, folder, task), "model": "vicuna-7b-v1.5", "spec": "causal:lmsys/vicuna-7b-v1.5"}
+
+    monkeypatch.setattr(R, "_ours", renamed)
+    table, note = R.reference_table({"smollm2": audited.folders["smollm2"]})
+    same = table[table["same model"] == "yes"]
+    assert list(same.index) == [1, 2, 3] and list(same["accuracy %"]) == [32.0, 32.6, 32.6]
+    assert list(same["setting"]) == ["LLM, 2-shot", "LLM base of LLaVA-1.5, 0-shot", "LLM base of CogVLM-Chat, 0-shot"]
+    assert "the paper's rows of the same model: Vicuna-v1.5-7B" in note

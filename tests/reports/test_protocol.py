@@ -234,3 +234,33 @@ def test_a_rotated_or_permuted_run_is_never_reused(demo, outputs):
                    {"recipe": "llava-chat"}, {"dtype": "float16"}):
         other = runs.RunConfig("seed2plus", outputs / "x", **{**cfg, **change})
         assert identity_difference(reader.read_manifest(outputs / "plain"), other), change
+
+
+# --------------------------------------------------------------------------------------- the task's protocols
+
+def test_each_ranking_task_declares_its_protocols_and_which_is_official():
+    """SEED keeps its five defaults (labels unchanged); MMBench's official protocol is the generated answer
+    (``mmbench-gen``) and every ranked reading is marked not official (MMBench defines no ranking protocol)."""
+    seed = pr.ranking_protocols("seed")
+    assert [p.key for p in seed] == list(pr.DEFAULT_SEED_PROTOCOLS) and seed == [P[k] for k in pr.DEFAULT_SEED_PROTOCOLS]
+    assert [p.kind.split(":")[0] for p in seed] == ["paper", "official wrappers", "leaderboard 'PPL for A/B/C/D' (Qwen-VL "
+                                                    "recipe)", "NOT a paper protocol", "NOT a paper protocol"]
+    mmb = {p.key: p for p in pr.ranking_protocols("mmb")}
+    assert list(mmb) == ["official", "letters", "content-sum", "content-mean", "gen-lmms-eval"]
+    assert (mmb["official"].recipe, mmb["official"].view) == ("mmbench-gen", "vlmevalkit")
+    assert mmb["official"].kind.startswith("official: MMBench") and mmb["letters"].recipe == "mmbench-letters"
+    assert all(p.kind.startswith("NOT official") for k, p in mmb.items() if k != "official")
+    with pytest.raises(ValueError, match="MMBench has no protocol 'gen-vlmevalkit'; use some of \\['official'"):
+        pr.ranking_protocols("mmb", ["gen-vlmevalkit"])
+
+
+def test_mmbench_report_labels_its_protocols_from_the_task(demo, outputs):
+    """A real MMBench report (Random Choice ranks the demo items): the headline's kind comes from the task."""
+    data = runs.demo_args("mmb", demo)
+    rep = pr.seed_report("mmb", data, outputs / "mmb", model="random", protocols=["letters", "content-sum"],
+                         scorer="reference", reuse=False)
+    head = pr.headline_table({"mmb": rep})
+    assert list(head["protocol"]) == ["letters ranked", "content, sum"] and set(head["kind"]) == {"NOT official"}
+    assert list(rep.sources["kind"]) == [pr.ranking_protocols("mmb", ["letters"])[0].kind,
+                                         pr.ranking_protocols("mmb", ["content-sum"])[0].kind]
+    assert head["n"].iloc[0] == 22
