@@ -61,11 +61,12 @@ def task_data(benchmark: str, data: dict, demo: dict | None = None) -> dict:
 
 def flat_params(values: dict) -> dict:
     """The flat ``RunSpec`` parameters of a notebook's ``values``: every flat name of the spec (``config.SURFACE``)
-    given a value that is not empty (nor in :data:`UNSET`), the endpoint options (:func:`endpoint_options`);
+    given a value that is not empty (nor in :data:`UNSET`; of the run level only ``retry_failed``, which notebooks 10, 11
+    and 20 take), the endpoint options (:func:`endpoint_options`);
     ``clip_pretrained = ""`` means random CLIP weights (tests only). The data is :func:`run_data`'s."""
     flat = {}
     for p in SURFACE:
-        if p.part == "run" or p.name in NOT_DIRECT or p.name not in values:
+        if (p.part == "run" and p.name != "retry_failed") or p.name in NOT_DIRECT or p.name not in values:
             continue
         if p.name == "clip_pretrained" and values[p.name] == "":
             flat[p.name] = None
@@ -163,8 +164,8 @@ def check_parts(values: dict) -> None:
         flat["model"] = values["models"][0]
     by_part: dict[str, dict] = {}
     for name, value in flat.items():
-        part, key = FLAT[name]
-        if part != "task":
+        part, key = FLAT.get(name, ("run", name))  # a run-level field (retry_failed) is checked by RunSpec itself
+        if part not in ("task", "run"):
             by_part.setdefault(part, {})[key] = value
     for part, kw in by_part.items():
         try:

@@ -146,7 +146,7 @@ def test_bisect_call_returns_one_result_per_pair():
     ({"batch_size": 0}, "generation.batch_size"), ({"batch_size": "8"}, "generation.batch_size"),
     ({"recipe": "nope"}, "task.recipe"), ({"reduction": "max"}, "generation.reduction"), ({"model": "gpt-17"}, "model.spec"),
     ({"shard_index": 2, "num_shards": 2}, "selection.shard_index"), ({"device": "gpu"}, "model.device"),
-    ({"trust_remote_code": 1}, "model.trust_remote_code"), ({"baseline": "frequent"}, "generation.baseline"),
+    ({"trust_remote_code": 2}, "model.trust_remote_code"), ({"baseline": "frequent"}, "generation.baseline"),
     ({"endpoint": {"base_url": "http://x"}}, "model.engine_options"), ({"data": {}}, "task.data"),
     ({"benchmark": "seed3"}, "task.benchmark"), ({"model": "openai:m", "endpoint": {"timeout": "soon"}},
                                                  "model.engine_options.timeout"),
