@@ -106,7 +106,7 @@ def order_runs(config: RunSpec, out_dir, permutations: int = 0, adapter=None) ->
         cfg = base.with_params(out_dir=Path(out_dir) / key, parameters={**base.parameters, "option_order": key}, **fields)
         with subruns.step(f"{what} {k} of {len(keys)} ({key}){shard}"):
             runs.evaluate(cfg, adapter)
-    if not shard:
+    if not shard and withheld(out):  # a test split: the task's submission file over every order
         submission(base, out, out_dir)
     return out
 

@@ -56,6 +56,19 @@ def test_a_dev_row_without_its_answer_is_still_an_error(files, tmp_path):
     assert "\n" not in msg and str(bad) in msg and "answer" in msg and "withheld" in msg
 
 
+def test_a_file_with_no_answer_at_all_is_a_test_split(files, tmp_path):
+    """A file none of whose rows has an answer (the column empty, or absent as in the test TSVs) loads withheld;
+    one row without its answer among answered rows is the error above (tests/tasks/test_mmbench.py has the others)."""
+    rows = _file_rows(files["annotation_file"])[:1]
+    one = tmp_path / "MMBench_TEST_CN.tsv"
+    with open(one, "w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]), delimiter="\t", lineterminator="\n")
+        w.writeheader()
+        w.writerow({**rows[0], "answer": ""})
+    (it,) = M.load(one, cache_dir=tmp_path / "c")
+    assert it.answer is None and it.meta["edition"] == "MMBench_TEST_CN" and len(it.meta["copy_rows"]) == 1
+
+
 def test_withheld_rows_carry_no_correct_flag_and_no_accuracy(files, tmp_path):
     """Ranking and generated-letter rows of a withheld item: ``correct`` None (not False); the metrics say withheld."""
     item = M.load(files["test"], cache_dir=tmp_path / "c")[0]
