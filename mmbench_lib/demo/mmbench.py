@@ -238,7 +238,7 @@ def make_test_copy(annotation_file, out_dir=None) -> str:
     """The demo TSV as a test split: ``MMBench_TEST_EN.tsv`` beside it (or in ``out_dir``), the same rows with no
     ``answer`` column and ``split`` ``test``, as VLMEvalKit's test TSVs have it (docs/en/Development.md, Table 1, at
     open-compass/VLMEvalKit@e8e78f05). ``make-demo`` does not write it; a test or a user of
-    ``params/52_circular_eval/mmb_demo_smollm2_test.yaml`` does. Returns its path."""
+    ``params/52_circular_eval/mmb_test_split_smollm2.yaml`` does. Returns its path."""
     import csv
 
     src = Path(annotation_file)
