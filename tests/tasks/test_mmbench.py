@@ -193,7 +193,7 @@ def test_notebook_52_on_mmbench_reports_circular_eval_per_l2_group(demo_dir, out
     root = Path(__file__).resolve().parents[2]
     assert main(["run", str(root / "notebooks" / "52_circular_eval.ipynb"), "--run-id", "circ_mmb", "-f",
                  str(root / "params" / "52_circular_eval" / "mmb_demo_smollm2_generated.yaml"),
-                 "-p", "data_dir", str(demo_dir), "-p", "dimensions", "[1, 2, 3, 4, 5]"]) == 0
+                 "-p", "data_dir", str(demo_dir), "-p", "data", "{dimensions: [1, 2, 3, 4, 5]}"]) == 0
     out = outputs / "circ_mmb"
     body = json.loads((out / "circular.json").read_text())
     assert body["benchmark"] == "mmb" and body["recipe"] == "mmbench-gen" and body["orders"] == [f"rot-{k}" for k in range(4)]
