@@ -145,6 +145,8 @@ def _ranking_summary(run) -> tuple[str, dict]:
     present = {d["dimension_id"] for d in dims}
     groups = get_task(run.benchmark).groups if is_task(run.benchmark) else {}
     scope = next((g for g, ids in groups.items() if set(ids) == present), f"{len(present)} dimensions")
+    if run.metrics.get("scored") is False:  # answers withheld (a test split): the run wrote a submission file
+        scope = "submission"
     return scope, entry(total["correct"], total["n"], total["failed"], total["n/a"], low, high)
 
 

@@ -122,7 +122,7 @@ def summarize(rows: list[dict], groups: dict[str, tuple], partial: bool = False,
         grp = add_intervals(grp, rows, "group", lambda r: list(groups[r["group"]])) if intervals \
             else grp.assign(ci_low=None, ci_high=None)
         grp.loc[grp["accuracy_micro"].isna(), ["ci_low", "ci_high"]] = None  # N/A groups
-    return {
+    out = {
         "schema_version": SCHEMA_VERSION,
         "counts": {
             "items": int(len(df)), "scored": int((df["status"] == SCORED).sum()),
@@ -138,6 +138,22 @@ def summarize(rows: list[dict], groups: dict[str, tuple], partial: bool = False,
             "ci": "95% Wilson score interval, on the effective n (design effect) where questions share an image or video",
         },
     }
+    return withhold(out) if rows and all(r.get("answer") is None for r in rows) else out
+
+
+def withhold(metrics: dict) -> dict:
+    """The metrics of a run whose answers are all withheld (a test split, e.g. MMBench's): no accuracy anywhere
+    (each entry's answered items counted as ``withheld``, ``n`` 0, ``accuracy`` None), ``scored`` False, as a
+    generation run on MMMU's test split reports it; the run writes the submission file instead."""
+    def blank(e: dict) -> dict:
+        e = {**e, "withheld": e.get("n", 0), "n": 0, "correct": 0, "accuracy": None, "ci_low": None, "ci_high": None}
+        return {**e, "accuracy_micro": None, "accuracy_dim_mean": None} if "accuracy_micro" in e else e
+
+    counts = metrics["counts"]
+    return {**metrics, "scored": False, "counts": {**counts, "withheld": counts["scored"], "scored": 0},
+            "per_dimension": [blank(d) for d in metrics["per_dimension"]], "groups": [blank(g) for g in metrics["groups"]],
+            "notes": {**metrics["notes"], "withheld": "answers not public (a test split): no accuracy; the items answered "
+                                                      "are counted as withheld and written to the submission file"}}
 
 
 #: generation metrics keys holding ``{name: entry}`` maps (``overall`` and its variants are single entries)

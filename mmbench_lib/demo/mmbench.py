@@ -231,6 +231,30 @@ def make_mmbench_demo(out_dir, seed: int = SEED + 7) -> dict:
     return {"annotation_file": str(ann), "parquet": str(out / "hub"), "count": len(QUESTIONS)}
 
 
+TEST_FILE = "MMBench_TEST_EN.tsv"
+
+
+def make_test_copy(annotation_file, out_dir=None) -> str:
+    """The demo TSV as a test split: ``MMBench_TEST_EN.tsv`` beside it (or in ``out_dir``), the same rows with no
+    ``answer`` column and ``split`` ``test``, as VLMEvalKit's test TSVs have it (docs/en/Development.md, Table 1, at
+    open-compass/VLMEvalKit@e8e78f05). ``make-demo`` does not write it; a test or a user of
+    ``params/52_circular_eval/mmb_test_split_smollm2.yaml`` does. Returns its path."""
+    import csv
+
+    src = Path(annotation_file)
+    with open(src, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    columns = [c for c in TSV_COLUMNS if c != "answer"]
+    out = (Path(out_dir) if out_dir is not None else src.parent) / TEST_FILE
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, delimiter="\t", lineterminator="\n")
+        w.writerow(columns)
+        for r in rows:
+            w.writerow([{**r, "split": "test"}[c] for c in columns])
+    return str(out)
+
+
 def _write_tsv(path: Path, rows: list[dict]) -> None:
     """Tab-separated as pandas writes VLMEvalKit's files: an empty cell for a missing option or hint."""
     import csv

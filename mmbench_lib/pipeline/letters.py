@@ -26,7 +26,8 @@ def letter_row(item: Item, response: str, recipe: Recipe, **fields) -> dict:
     """An ok row: the response, every extractor's letter, the recipe's letter as the prediction."""
     got = extract_all(response, item.letters, item.choices, also=recipe.extractor)
     pred = got[recipe.extractor].letter
-    return ok_row(item, prediction=pred, correct=pred == item.answer, response=response,
+    return ok_row(item, prediction=pred, correct=None if item.answer is None else pred == item.answer,  # None: withheld
+                  response=response,
                   extracted={k: v.letter for k, v in got.items()}, extract_mode={k: v.mode for k, v in got.items()},
                   extractor=recipe.extractor, **fields)
 

@@ -19,7 +19,7 @@ NO_IMAGE_MODEL = "needs image output; this model cannot produce images and no ge
 def scored_row(item: Item, scores, recipe: Recipe) -> dict:
     idx = pick(scores, recipe.reduction)
     pred = item.letters[idx]
-    return ok_row(item, prediction=pred, correct=pred == item.answer,
+    return ok_row(item, prediction=pred, correct=None if item.answer is None else pred == item.answer,  # None: withheld
                   scores={"sum": [s.sum_logprob for s in scores], "mean": [s.mean_logprob for s in scores]},
                   num_tokens=[s.num_tokens for s in scores], reduction=recipe.reduction)
 

@@ -109,7 +109,14 @@ def evaluate_ranking(config: RunSpec, adapter=None) -> dict:
     else:
         rank_items(items, adapter, store, recipe, batch_size=calls, retry_failed=c.retry_failed,
                    progress=c.progress, image_output=image_output)
-    metrics = summarize([r for r in store.rows() if r["id"] in {it.id for it in items}], task.groups)
+    rows = [r for r in store.rows() if r["id"] in {it.id for it in items}]
+    metrics = summarize(rows, task.groups)
+    if metrics.get("scored") is False:  # answers withheld (a test split): the server's file instead of accuracy
+        try:
+            metrics["submission"] = str(task.write_submission(items, {}, rows, store.dir))
+        except NotImplementedError as e:
+            metrics["submission"] = None
+            metrics["submission_note"] = str(e)
     metrics.update(model_name=c.model.name or None, data=describe_data(c.params(), len({it.id for it in items}),
                                                                  sel.num_shards > 1, task.declared_size(None)))
     metrics.update(benchmark=c.benchmark, model=adapter.name, recipe=recipe.name, reduction=recipe.reduction,

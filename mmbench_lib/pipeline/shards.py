@@ -158,7 +158,7 @@ def rescore(rows: dict) -> int:
     not check."""
     changed = 0
     for r in rows.values():
-        if r.get("status", "ok") != "ok" or "answer" not in r:
+        if r.get("status", "ok") != "ok" or "answer" not in r or r["answer"] is None:  # None: withheld, not judged
             continue
         if "text_prediction" in r:
             text_ok = r["text_prediction"] is not None and r["text_prediction"] == r["answer"]

@@ -18,7 +18,7 @@ from mmbench_lib.analysis.plots import display_name, model_name
 from mmbench_lib.analysis.reader import load_run, samples_df
 from mmbench_lib.core.items import LETTERS
 from mmbench_lib.core.metrics import SCHEMA_VERSION, ci_fractions, entry
-from mmbench_lib.core.store import write_json_atomic
+from mmbench_lib.core.store import METRICS, RunStore, write_json_atomic
 from mmbench_lib.core.uncertainty import SCORED
 from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline import runs
@@ -106,7 +106,32 @@ def order_runs(config: RunSpec, out_dir, permutations: int = 0, adapter=None) ->
         cfg = base.with_params(out_dir=Path(out_dir) / key, parameters={**base.parameters, "option_order": key}, **fields)
         with subruns.step(f"{what} {k} of {len(keys)} ({key}){shard}"):
             runs.evaluate(cfg, adapter)
+    if not shard and withheld(out):  # a test split: the task's submission file over every order
+        submission(base, out, out_dir)
     return out
+
+
+def withheld(order_folders: dict[str, str | Path]) -> bool:
+    """Whether the order runs' answers are withheld (a test split: their metrics say ``scored`` false): no report."""
+    found = [load_run(f).metrics for f in order_folders.values() if (Path(f) / METRICS).is_file()]
+    return bool(found) and all(m.get("scored") is False for m in found)
+
+
+def submission(config: RunSpec, order_folders: dict[str, str | Path], out_dir) -> Path | None:
+    """On a split whose answers are withheld (a test split), the task's submission file in ``out_dir`` over every
+    order run (``Task.write_submission``: each of the file's rows answered by the run that showed its option order);
+    None when the items have answers or the task has no submission format."""
+    items = config.select(load_items(config.benchmark, config.task.load_args()))
+    if not items or any(it.answer is not None for it in items):
+        return None
+    rows = [r for folder in order_folders.values() if Path(folder).is_dir()
+            for r in RunStore(folder, readonly=True).rows()]
+    try:
+        path = get_task(config.benchmark).write_submission(items, {}, rows, Path(out_dir))
+    except NotImplementedError:
+        return None
+    print(f"answers withheld: no accuracy; submission file {path}", flush=True)
+    return path
 
 
 @dataclass

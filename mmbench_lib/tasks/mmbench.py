@@ -7,7 +7,8 @@ The files hold each question once per cyclic shift of its options (copies at ``i
 ``index % 1e6`` as VLMEvalKit's ``mcq_circular_eval`` does); the loader reads the main rows and counts the
 copies, and the suite asks every shift itself (``selection.rotation``), so CircularEval comes from notebook
 52's one machinery (``reports.circular``, ``reports.circular_official``). Generated answers: recipe
-``mmbench-gen`` read by VLMEvalKit's ``can_infer``; ranking: ``mmbench-letters``. Test answers are not public.
+``mmbench-gen`` read by VLMEvalKit's ``can_infer``; ranking: ``mmbench-letters``. Test answers are not public:
+a file without answers loads withheld (``answer`` None) and a run writes the server's file (:func:`write_submission`).
 
 More: docs/modules.md, ``mmbench_lib/tasks/mmbench.py``; docs/mmbench.md.
 """
@@ -170,6 +171,8 @@ def load(annotation_file: str | os.PathLike, split: str = "dev", language: str =
     keep = None if dimensions in ("all", None) else {int(d) for d in ([dimensions] if isinstance(dimensions, (int, str)) else dimensions)}
     cache = Path(cache_dir) if cache_dir is not None else tables.default_cache_dir(str(path), BENCHMARK)
     groups: dict[int, int] = {}
+    members: dict[int, list[dict]] = {}
+    withheld = bool(rows) and all(_text(r.get("answer")) is None for r in rows)  # a test file: no answer anywhere
     mains = []
     for i, row in enumerate(rows):
         qid = str(row.get("index", f"#{i}"))
@@ -178,6 +181,9 @@ def load(annotation_file: str | os.PathLike, split: str = "dev", language: str =
         index = strict_int(row["index"], path, qid, "index")
         g = strict_int(row["g_index"], path, qid, "g_index") if _text(row.get("g_index")) is not None else index % OFFSET
         groups[g] = groups.get(g, 0) + 1
+        if withheld:  # the file's rows, for the submission file (write_submission)
+            members.setdefault(g, []).append({**{k: (None if _text(v) is None else v) for k, v in row.items() if k != "image"},
+                                              "index": index})
         if index == g:
             mains.append(row)
     where = edition(path) if path.is_file() else f"{path.name}:{language}/{split}"
@@ -187,13 +193,16 @@ def load(annotation_file: str | os.PathLike, split: str = "dev", language: str =
         if qid in seen:
             raise DataError(str(path), "duplicate index", qid, "index")
         seen.add(qid)
-        items.append(_item(row, qid, path, split, cache, groups.get(int(qid), 1), where))
+        items.append(_item(row, qid, path, split, cache, groups.get(int(qid), 1), where,
+                           members.get(int(qid), []) if withheld else None))
     if not items and rows:
         raise DataError(str(path), f"no question row (index below {OFFSET:,}, or equal to its g_index) among {len(rows)} rows")
     return [it for it in items if keep is None or it.dimension_id in keep]
 
 
-def _item(row: dict, qid: str, path: Path, split: str, cache: Path, copies: int, where: str) -> Item:
+def _item(row: dict, qid: str, path: Path, split: str, cache: Path, copies: int, where: str,
+          copy_rows: list[dict] | None = None) -> Item:
+    """One question; ``copy_rows`` (the group's rows, a file without answers only): its answer is withheld."""
     for field in ("question", "category"):
         if _text(row.get(field)) is None:
             raise DataError(str(path), "field missing or empty", qid, field)
@@ -205,11 +214,11 @@ def _item(row: dict, qid: str, path: Path, split: str, cache: Path, copies: int,
     choices = _choices(row, path, qid)
     answer = _text(row.get("answer"))
     row_split = _text(row.get("split")) or split
-    if answer is None:
-        raise DataError(str(path), f"no answer: the {row_split} split's answers are not public (score it on the "
-                                   "MMBench server); the suite scores the dev splits", qid, "answer")
-    answer = answer.strip()
-    if answer not in OPTION_LETTERS[:len(choices)]:
+    if answer is None and copy_rows is None:
+        raise DataError(str(path), "no answer, but other rows of the file have one (a test file has none: its answers "
+                                   "are withheld)", qid, "answer")
+    answer = None if answer is None else answer.strip()
+    if answer is not None and answer not in OPTION_LETTERS[:len(choices)]:
         raise DataError(str(path), f"answer must be one of {list(OPTION_LETTERS[:len(choices)])}, got {answer!r}", qid, "answer")
     image, error = _image(row, path, qid, cache)
     l2 = DIMENSIONS[dim][1]
@@ -217,9 +226,58 @@ def _item(row: dict, qid: str, path: Path, split: str, cache: Path, copies: int,
                 answer=answer, dimension_id=dim, dimension=category, group=TAXONOMY[l2][0], images=[image],
                 meta={"hint": _text(row.get("hint")), "l2_category": l2, "l1": TAXONOMY[l2][1], "copies": copies,
                       "source": _text(row.get("source")), "edition": where})
+    if copy_rows is not None:  # withheld: scored on the MMBench server from the submission file
+        item.meta["copy_rows"] = copy_rows
     if error:
         item.meta["media_error"] = f"image: {error}"
     return item
+
+
+#: VLMEvalKit's prediction file: ``{model}_{dataset}.xlsx`` (``get_pred_file_path``, vlmeval/smp/file.py)
+SUBMISSION_SUFFIX = ".xlsx"
+
+
+def submission_rows(items: list[Item], rows: list[dict]) -> list[dict]:
+    """The file's rows of the withheld questions in ``items`` (each copy row once, file order) with a ``prediction``:
+    the answer a stored row gave to the options in that copy's order (the generated response, as VLMEvalKit's
+    ``infer_data_job`` stores it, else the ranked letter); empty where no run showed that order. The rows of
+    several order runs (``rot-0`` ... of notebook 52) fill every copy; the first run's answer wins."""
+    by_id: dict[str, list[dict]] = {}
+    for r in rows:
+        if r.get("status") == "ok":
+            by_id.setdefault(str(r["id"]), []).append(r)
+    out = []
+    for it in items:
+        copies = it.meta.get("copy_rows")
+        if copies is None:
+            raise ValueError(f"item {it.id} has an answer: only a file without answers (a test split) has a submission file")
+        preds: dict[int, str] = {}
+        for r in by_id.get(it.id, []):
+            order = r.get("option_order") or list(range(len(it.choices)))
+            shown = [it.choices[o] for o in order]
+            for c in copies:
+                texts = [_text(c.get(L)) for L in OPTION_LETTERS[:len(shown)]]
+                if texts == [_text(x) for x in shown] and int(c["index"]) not in preds:
+                    answer = r.get("response") if r.get("response") is not None else r.get("prediction")
+                    preds[int(c["index"])] = "" if answer is None else str(answer)
+                    break
+        out += [{**c, "prediction": preds.get(int(c["index"]), "")} for c in copies]
+    return out
+
+
+def write_submission(items: list[Item], rows: list[dict], out, name: str = "mmb") -> Path:
+    """``out/<name>_<edition>.xlsx``: VLMEvalKit's prediction file of a test split, the one the MMBench server
+    scores (``infer_data_job`` in vlmeval/inference.py at open-compass/VLMEvalKit@e8e78f05: the TSV's rows without
+    ``image``, a ``prediction`` column added; ``.xlsx`` is its default ``PRED_FORMAT``). :func:`submission_rows`."""
+    import pandas as pd
+
+    table = submission_rows(items, rows)
+    editions = sorted({str(it.meta.get("edition")) for it in items}) or ["MMBench"]
+    path = Path(out) / f"{name}_{'+'.join(editions).replace('/', '_').replace(':', '_')}{SUBMISSION_SUFFIX}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    columns = list(dict.fromkeys(k for r in table for k in r if k != "prediction")) + ["prediction"]
+    pd.DataFrame(table, columns=columns).to_excel(path, index=False, engine="openpyxl")
+    return path
 
 
 class MMBenchTask(Task):
@@ -231,7 +289,7 @@ class MMBenchTask(Task):
     paper = ""
     order = 60
     protocol = "ranking"
-    splits = ("dev",)
+    splits = ("dev", "test")  # test: answers withheld, a submission file instead of accuracy
     default_split = "dev"
     validation_split = None
     dimensions = DIMENSIONS
@@ -271,6 +329,10 @@ class MMBenchTask(Task):
 
     def probe(self, location, split=None, args: dict | None = None) -> str:
         return probe(location, split)
+
+    def write_submission(self, items, stored, rows, out):
+        """The MMBench server's file of a withheld (test) split (:func:`write_submission`)."""
+        return write_submission(items, rows, out)
 
     def demo_args(self, paths: dict, **filters) -> dict:
         d = paths[self.name]

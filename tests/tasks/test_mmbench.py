@@ -114,7 +114,6 @@ def test_two_options_hint_and_capitalised_l2(tmp_path):
     ({"category": "counting"}, "category", "unknown category 'counting'"),
     ({"category": ""}, "category", "field missing or empty"),
     ({"answer": "C"}, "answer", "answer must be one of ['A', 'B']"),
-    ({"answer": ""}, "answer", "answers are not public"),
     ({"B": "", "C": "bird"}, "B", "option B is empty but a later option is given"),
     ({"B": ""}, "A", "expected at least two options, found 1"),
     ({"index": "7a"}, "index", ""),
