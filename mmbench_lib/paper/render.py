@@ -36,6 +36,7 @@ from mmbench_lib.core.uncertainty import compare_runs
 from mmbench_lib.analysis import plots
 from mmbench_lib.paper import figures
 from mmbench_lib.core.record import differences
+from mmbench_lib.core.outdir import check_out
 from mmbench_lib.paper.rows import (  # noqa: F401
     OURS_COLOR,
     PAPER,
@@ -261,8 +262,9 @@ def placement(papers: str, runs) -> list[str]:
 
 def gallery(run_folders: Sequence, dest="docs/figures") -> Path:
     """Copy the PNG figures of ``run_folders`` into ``dest`` and write ``dest/README.md``, one
-    markdown image link per figure."""
-    dest = manifest.resolve(dest)
+    markdown image link per figure. A ``dest`` holding a run is refused in one line (``core.outdir``): the gallery
+    replaces its own README and figures (``make paper-docs`` refreshes docs/figures), never a run's files."""
+    dest = check_out(manifest.resolve(dest), (), "gallery", flag="--dest")
     dest.mkdir(parents=True, exist_ok=True)
     lines = ["# Figures", "",
              "The papers' figures rebuilt from the transcribed published results (`mmbench_lib/published/`) by",
@@ -289,4 +291,7 @@ def main(argv=None) -> None:
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--dest", default="docs/figures")
     a = ap.parse_args(argv)
-    print(gallery(a.runs, a.dest))
+    try:
+        print(gallery(a.runs, a.dest))
+    except ValueError as e:  # a --dest holding a run: one line, nothing written
+        ap.exit(2, f"mmbench: error: {e}\n")

@@ -99,3 +99,19 @@ def test_merge_may_add_to_its_own_merge_only(tmp_path):
     (tmp_path / "r" / "predictions.jsonl").write_text("")
     with pytest.raises(ValueError, match=r"holds a run \(predictions.jsonl\) that is not a merge of shards"):
         check_out(tmp_path / "r", merge=True)
+
+
+def test_the_paper_gallery_refuses_a_dest_holding_a_run(tmp_path):
+    """``python -m mmbench_lib.paper gallery RUN --dest <a run folder>`` is one line, exit 2, and replaces nothing."""
+    import subprocess
+    import sys
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text("{}", encoding="utf-8")
+    (run / "README.md").write_text("mine", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "mmbench_lib.paper", "gallery", str(run), "--dest", str(run)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "holds a run (manifest.json)" in proc.stderr and "--dest" in proc.stderr
+    assert (run / "README.md").read_text(encoding="utf-8") == "mine"
