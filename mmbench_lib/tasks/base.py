@@ -172,9 +172,17 @@ class Task:
             raise KeyError("data")
         return data
 
+    #: a ranking task's demo set: the ``make_demo`` keys passed to its loader, and the filters passed on as given
+    demo_keys: ClassVar[tuple[str, ...]] = ()
+    demo_filters: ClassVar[tuple[str, ...]] = ()
+
     def demo_args(self, paths: dict, **filters) -> dict:
-        """``load_items`` arguments for this task's demo set; ``paths``: ``mmbench_lib.demo.make_demo``'s result."""
-        raise ValueError(f"no demo set for {self.name!r}")
+        """``load_items`` arguments for this task's demo set; ``paths``: ``mmbench_lib.demo.make_demo``'s result
+        (:attr:`demo_keys` of its entry plus the :attr:`demo_filters` given)."""
+        if not self.demo_keys or self.name not in paths:
+            raise ValueError(f"no demo set for {self.name!r}")
+        d = paths[self.name]
+        return {**{k: d[k] for k in self.demo_keys}, **{k: v for k, v in filters.items() if k in self.demo_filters}}
 
     #: published-table column -> task group (pooled over its questions), for tables whose columns are the task's
     #: groups (MMStar Table 3/5: one column per core capability); empty: the task has no such table

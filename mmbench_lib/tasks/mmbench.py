@@ -334,10 +334,6 @@ class MMBenchTask(Task):
         """The MMBench server's file of a withheld (test) split (:func:`write_submission`)."""
         return write_submission(items, rows, out)
 
-    def demo_args(self, paths: dict, **filters) -> dict:
-        d = paths[self.name]
-        return {**{k: d[k] for k in self.demo_keys}, **{k: v for k, v in filters.items() if k in self.demo_filters}}
-
     def check_selection(self, name: str, value) -> None:
         """``dimensions``: ``all`` or category ids 1-20."""
         if name != "dimensions" or value in ("all", None, [], ()):

@@ -266,10 +266,6 @@ class SeedTask(Task):
         return "frames" if kind == "official" and (args or {}).get("frames_root") and "frames" in \
             {x.key for x in self.layouts} else kind
 
-    def demo_args(self, paths: dict, **filters) -> dict:
-        d = paths[self.name]
-        return {**{k: d[k] for k in self.demo_keys}, **{k: v for k, v in filters.items() if k in self.demo_filters}}
-
     def check_selection(self, name: str, value) -> None:
         """``dimensions``: ``all``, a named selection (v1: image / video) or dimension ids."""
         if name != "dimensions" or value in ("all", None, [], ()):
