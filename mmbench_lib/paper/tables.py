@@ -35,8 +35,7 @@ from mmbench_lib.core.uncertainty import compare_runs
 from mmbench_lib.analysis import plots
 from mmbench_lib.paper import figures
 from mmbench_lib.core.record import differences
-from mmbench_lib.paper.rows import (  # noqa: F401
-    OURS_COLOR,
+from mmbench_lib.paper.rows import (
     PAPER,
     OURS,
     SEED2_LEVELS,
@@ -46,18 +45,9 @@ from mmbench_lib.paper.rows import (  # noqa: F401
     QUESTION_TYPE_COLUMNS,
     seed2_columns,
     seed1_columns,
-    resolve_run,
-    load_run,
-    label_of,
-    run_key,
-    _identity,
-    expand,
     _as_runs,
     _benchmark,
     owner,
-    paper_tasks,
-    not_comparable,
-    judge_of,
     _ours_rows,
     _with_ours,
     _intervals,
