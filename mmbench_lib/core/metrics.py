@@ -138,7 +138,9 @@ def summarize(rows: list[dict], groups: dict[str, tuple], partial: bool = False,
             "ci": "95% Wilson score interval, on the effective n (design effect) where questions share an image or video",
         },
     }
-    return withhold(out) if rows and all(r.get("answer") is None for r in rows) else out
+    # withheld only where rows carry the answer field and it is empty (rows of an older run, or a caller's own rows,
+    # without the field are scored as before)
+    return withhold(out) if rows and all("answer" in r and r["answer"] is None for r in rows) else out
 
 
 def withhold(metrics: dict) -> dict:
