@@ -11,11 +11,31 @@ from mmbench_lib.demo import ensure_demo
 from mmbench_lib.pipeline import runs as runs_mod
 from mmbench_lib.pipeline.config import RunSpec
 from mmbench_lib.reports import subruns
+from mmbench_lib.tasks.base import get_task
+from mmbench_lib.tasks.protocols import protocol_for
 
 
 #: what :func:`demo_runs` runs: ranking models for SEED, baselines for MMMU / CMMMU
 DEMO_RUNS = {"seed": ["smollm2", "random"], "seed2": ["smollm2", "random"],
              "mmmu": ["random", "frequent"], "cmmmu": ["random", "frequent"]}
+
+
+#: the flat parameters of a ranking task's demo runs besides its data: the quickstart's recipe, summed
+#: log-likelihood, the shared-prefix engine
+RANKING = {"recipe": "seed1-ppl", "reduction": "sum", "scorer": "shared-prefix"}
+
+
+def demo_spec(bench: str, model: str, demo: dict, out, **params) -> RunSpec:
+    """One demo run's spec: ``model`` on ``bench``'s demo set (``demo``: ``ensure_demo``'s paths) in ``out``. A ranking
+    task's set at level L2 under :data:`RANKING`; a generation task's validation split, ``model`` naming the baseline.
+    ``params``: flat parameters that win (e.g. ``baseline``, ``seed``); the run records ``demo``, benchmark, model."""
+    task = get_task(bench)
+    if protocol_for(bench).generates:
+        setting = {**task.demo_args(demo, split=task.validation_split), "baseline": model}
+    else:
+        setting = {"data": task.demo_args(demo, level="L2"), **RANKING}
+    return RunSpec.from_params(bench, out, model=model, parameters={"demo": True, "benchmark": bench, "model": model},
+                               **{**setting, **params})
 
 
 def demo_runs(benchmarks: Sequence[str], data_dir="data/demo", run_id: str = "demo_runs",
@@ -32,15 +52,7 @@ def demo_runs(benchmarks: Sequence[str], data_dir="data/demo", run_id: str = "de
     for bench in benchmarks:
         for model in DEMO_RUNS[bench]:
             folder = root / f"{bench}__{model}"
-            params = {"demo": True, "benchmark": bench, "model": model}
-            if bench in ("seed", "seed2"):
-                config = RunSpec.from_params(bench, folder, data=runs_mod.demo_args(bench, data, level="L2"), model=model,
-                                             recipe="seed1-ppl", reduction="sum", scorer="shared-prefix", parameters=params,
-                                             progress=progress)
-            else:
-                config = RunSpec.from_params(bench, folder, source=data[bench]["source" if bench == "mmmu" else "root"],
-                                             model=model, baseline=model, split="validation" if bench == "mmmu" else "val",
-                                             parameters=params, progress=progress)
+            config = demo_spec(bench, model, data, folder, progress=progress)
             same = subruns.find_same_run(config, [it.id for it in config.select(runs_mod.load_items(
                 bench, config.task.load_args()))]) if reuse else None
             if same is not None and same.resolve() != folder.resolve():
@@ -64,8 +76,6 @@ def demo_run(data_dir="data/demo", seed: int = 0, max_new_tokens: int = 16, prog
     blind LLM) answering the MMMU demo validation split by greedy generation, parsed by the official
     rules: a real model's wrong answers to analyse (a random baseline's errors are all "extraction")."""
     out = runs_mod.run_dir(ERROR_DEMO_RUN)
-    runs_mod.evaluate(RunSpec.from_params("mmmu", out, source=ensure_demo(data_dir)["mmmu"]["source"], model="smollm2",
-                                          baseline="none", split="validation", max_new_tokens=max_new_tokens, seed=seed,
-                                          parameters={"demo": True, "benchmark": "mmmu", "model": "smollm2"},
-                                          progress=progress))
+    runs_mod.evaluate(demo_spec("mmmu", "smollm2", ensure_demo(data_dir), out, baseline="none",
+                                max_new_tokens=max_new_tokens, seed=seed, progress=progress))
     return out

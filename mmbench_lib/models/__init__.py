@@ -14,6 +14,8 @@ the processor and records it in ``describe()``. The table of specs: docs/models.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+
 from mmbench_lib.core.requests import IMAGE, Adapter, ChoiceScore, Generation, GenerateRequest, ScoreRequest  # noqa: F401
 from mmbench_lib.models import loaders  # noqa: F401 - registers the local families
 from mmbench_lib.models.adapters import image_text_adapter  # noqa: F401
@@ -25,34 +27,54 @@ from mmbench_lib.models.registry import MODEL_REGISTRY, check_spec, load_plugins
 
 load_plugins()  # models registered outside the library ($MMBENCH_PLUGINS)
 
-#: options every local family's loader takes (an endpoint family takes ``**endpoint`` instead)
-LOCAL_OPTIONS = ("device", "dtype", "scorer", "revision", "trust_remote_code", "append_eos", "placement")
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How ``load_adapter`` loads a model: the options every local family's loader takes (as keyword arguments,
+    with ``placement`` for the last three; lm-evaluation-harness' model arguments are likewise the loader's own).
+    An endpoint family takes the ones it declares (``Family.settings``) and its ``**endpoint`` options instead."""
+
+    device: str = "auto"
+    dtype: str | None = None
+    scorer: str = "reference"
+    revision: str | None = None
+    trust_remote_code: bool = False
+    append_eos: bool = False
+    device_map: str | dict | None = None
+    max_memory: dict | None = None
+
+    def loader_args(self) -> dict:
+        """A local family loader's keyword arguments: the options, the placement in one ``Placement``."""
+        args = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("device_map", "max_memory")}
+        return {**args, "placement": Placement(self.device, self.device_map, self.max_memory)}
 
 
-def load_adapter(spec, device: str = "auto", dtype: str | None = None, scorer: str = "reference",
-                 revision: str | None = None, trust_remote_code: bool = False, append_eos: bool = False,
-                 device_map=None, max_memory: dict | None = None, settings=None, **endpoint):
+#: the names of :class:`LoadOptions`
+LOAD_OPTIONS = tuple(f.name for f in fields(LoadOptions))
+
+
+def load_adapter(spec, settings=None, **options):
     """Build an adapter from a spec string (see module doc) or return an adapter unchanged.
-    ``device_map`` / ``max_memory`` spread a local model over devices (``models.placement``).
-    ``endpoint`` keywords (base_url, api_key_env, concurrency, max_retries, timeout, ...) go to ``openai:`` and
-    ``vllm:`` (with its server options); ``vllm:`` also takes dtype, revision, trust_remote_code, append_eos.
-    The family is looked up by the spec's prefix in ``MODEL_REGISTRY`` (``register_model``).
-    ``settings`` (``models.settings.ModelSettings``): applied to the adapter built."""
+    ``options``: :class:`LoadOptions` by name (``device_map`` / ``max_memory`` spread a local model over devices,
+    ``models.placement``); any other keyword (base_url, api_key_env, concurrency, max_retries, timeout, ...) is an
+    endpoint option of ``openai:`` and ``vllm:`` (with its server options); ``vllm:`` also takes dtype, revision,
+    trust_remote_code, append_eos. The family is looked up by the spec's prefix in ``MODEL_REGISTRY``
+    (``register_model``). ``settings`` (``models.settings.ModelSettings``): applied to the adapter built."""
     if not isinstance(spec, str):
         return spec
     family = check_spec(spec)
     prefix, target = split_spec(spec)
+    load = LoadOptions(**{k: v for k, v in options.items() if k in LOAD_OPTIONS})
+    endpoint = {k: v for k, v in options.items() if k not in LOAD_OPTIONS}
     if family.endpoint:
-        local = {"dtype": dtype, "revision": revision, "trust_remote_code": trust_remote_code, "append_eos": append_eos}
-        return family.loader(target, **{k: local[k] for k in family.settings}, **endpoint)
+        return family.loader(target, **{k: getattr(load, k) for k in family.settings}, **endpoint)
     if endpoint:
         raise ValueError(f"endpoint options {sorted(endpoint)} apply only to openai:<model> and vllm:<model> specs")
-    for name, why in (("device_map", device_map_problem(device_map)), ("max_memory", max_memory_problem(max_memory, device_map))):
+    for name, why in (("device_map", device_map_problem(load.device_map)),
+                      ("max_memory", max_memory_problem(load.max_memory, load.device_map))):
         if why:
             raise ValueError(f"{name}: {why}")
-    adapter = family.loader(target, prefix=prefix, device=device, dtype=dtype, scorer=scorer, revision=revision,
-                            trust_remote_code=trust_remote_code, append_eos=append_eos,
-                            placement=Placement(device, device_map, max_memory))
+    adapter = family.loader(target, prefix=prefix, **load.loader_args())
     if settings:
         if not hasattr(adapter, "settings"):
             raise ValueError(f"model settings {settings.describe()} apply to local transformers models, not {spec!r}")

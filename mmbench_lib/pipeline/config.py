@@ -22,6 +22,7 @@ from mmbench_lib.core.secrets import check_parameters as check_no_credentials
 from mmbench_lib.core.manifest import resolve
 from mmbench_lib.tasks.base import get_task, task_names
 from mmbench_lib.tasks.protocols import GENERATION, protocol_for
+from mmbench_lib.models import LOAD_OPTIONS
 from mmbench_lib.models.openai_compat import check_options
 from mmbench_lib.models.policy import BatchPolicy, policy_from
 from mmbench_lib.models.placement import (device_map_problem, max_memory_problem, memory_key, parse_device_map,
@@ -131,6 +132,11 @@ def _types(part: str, obj) -> None:
             _known(f"{part}.{f.name}", v, list(f.metadata["choices"]()))
 
 
+def _values(obj, identity: bool = False) -> dict:
+    """A part's fields by name (``identity``: only those its metadata marks as deciding what a run computes)."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj) if not identity or f.metadata.get("identity")}
+
+
 def _known(where: str, value, known) -> None:
     if value not in known:
         raise ValueError(f"{where}: unknown value {value!r}; use one of {list(known)}")
@@ -155,13 +161,15 @@ _NONE = type(None)
 
 
 def _f(default=None, kind=(str,), doc: str = "", *, factory=None, flat: str | None = None, cli=None, keys=None,
-       choices=None):
+       choices=None, identity: bool = False):
     """A spec field and its notebook-facing metadata: ``kind`` (the types it takes; ``bool`` parsed by the one
     rule), ``doc`` (the docs table's line), ``flat`` (its flat parameter name; default: the field's),
     ``cli`` (an ``mmbench run`` shortcut: ``True``, or ``(hint, parse)`` for text parsed into the value),
     ``keys`` (task.data: data keys that are flat parameters of their own, name -> (kind, doc)), ``choices`` (a
-    function giving the values it takes besides None)."""
-    meta = {"kind": kind, "doc": doc, "flat": flat, "cli": cli, "keys": keys or {}, "choices": choices}
+    function giving the values it takes besides None), ``identity`` (the model part: the field decides what a run
+    computes, ``RunSpec.identity``)."""
+    meta = {"kind": kind, "doc": doc, "flat": flat, "cli": cli, "keys": keys or {}, "choices": choices,
+            "identity": identity}
     return field(default_factory=factory, metadata=meta) if factory else field(default=default, metadata=meta)
 
 
@@ -252,25 +260,26 @@ class ModelSpec:
     model-card settings (``models.settings``), how video items go in, and ``engine_options`` of a served
     engine, checked against the options ``openai:`` / ``vllm:`` declare (:data:`ENGINE_OPTIONS`)."""
 
-    spec: str = _f("smollm2", (str,), "the model spec (`mmbench list models`)", flat="model", cli=True)
+    spec: str = _f("smollm2", (str,), "the model spec (`mmbench list models`)", flat="model", cli=True, identity=True)
     name: str = _f("", (str,), "display name in tables and figures (empty: from the spec)", flat="model_name", cli=True)
     dtype: str | None = _f(None, (str, _NONE), "auto, float32, float16 or bfloat16", cli=True,
-                           choices=lambda: DTYPES[1:])
+                           choices=lambda: DTYPES[1:], identity=True)
     device: str = _f("auto", (str,), "auto, cpu, mps, cuda or cuda:N (ignored with device_map)", cli=True)
     device_map: str | dict | None = _f(None, (str, dict, _NONE), "null: one device; auto: accelerate over the GPUs; "
                                        "or module -> device", cli=("auto | none | '{module: device, ...}'", parse_device_map))
     max_memory: dict | None = _f(None, (dict, _NONE), "with device_map: cap per device, e.g. {0: 38GiB}",
                                  cli=("DEVICE=SIZE[,DEVICE=SIZE]", parse_max_memory))
-    revision: str | None = _f(None, (str, _NONE), "hub revision (branch, tag or commit)", cli=True)
-    trust_remote_code: bool = _f(False, (bool,), "run the model repository's own code", cli=True)
+    revision: str | None = _f(None, (str, _NONE), "hub revision (branch, tag or commit)", cli=True, identity=True)
+    trust_remote_code: bool = _f(False, (bool,), "run the model repository's own code", cli=True, identity=True)
     processor_kwargs: dict = _f(kind=(dict,), factory=dict, doc="processor keywords, e.g. {max_pixels: 1003520}",
-                                cli=("'{max_pixels: 1003520, ...}'", _yaml_of(dict)))
-    system_prompt: str | None = _f(None, (str, _NONE), "a system turn before each question", cli=True)
+                                cli=("'{max_pixels: 1003520, ...}'", _yaml_of(dict)), identity=True)
+    system_prompt: str | None = _f(None, (str, _NONE), "a system turn before each question", cli=True, identity=True)
     chat_template_kwargs: dict = _f(kind=(dict,), factory=dict, doc="chat-template keywords, e.g. {enable_thinking: "
                                     "false} (its switches parsed as booleans)",
-                                    cli=("'{enable_thinking: false}'", _yaml_of(dict)))
+                                    cli=("'{enable_thinking: false}'", _yaml_of(dict)), identity=True)
     engine_options: dict = _f(kind=(dict,), factory=dict, doc="vllm:/openai: options (docs/scale.md)", flat="endpoint")
-    video_input: str = _f("native", (str,), "native (one clip) or frames", choices=lambda: ("native", "frames"))
+    video_input: str = _f("native", (str,), "native (one clip) or frames", choices=lambda: ("native", "frames"),
+                          identity=True)
 
     def __post_init__(self):
         _types("model", self)
@@ -614,11 +623,10 @@ class RunSpec:
 
     def adapter_options(self) -> dict:
         """Keyword arguments of ``mmbench_lib.models.load_adapter`` for ``model.spec``."""
-        m = self.model
+        m, names = self.model, {f.name for f in fields(ModelSpec)}
+        load = {k: getattr(m, k) for k in LOAD_OPTIONS if k in names}  # the model part's fields the loader takes
         settings = {"settings": self.model_settings()} if self.model_settings() else {}
-        return {"device": m.device, "dtype": m.dtype, "scorer": self.generation.scorer, "revision": m.revision,
-                "trust_remote_code": m.trust_remote_code, "device_map": m.device_map, "max_memory": m.max_memory,
-                **settings, **m.engine_options}
+        return {**load, "scorer": self.generation.scorer, **settings, **m.engine_options}
 
     def to_dict(self) -> dict[str, Any]:
         """The parts as they are, paths as strings (the manifest's ``spec``)."""
@@ -645,12 +653,9 @@ class RunSpec:
 
         data = {k: absolute(k, v) for k, v in t.data.items() if k != "cache_dir"}
         out = {
-            "task": {"benchmark": t.benchmark, "data": data, "split": t.split, "prompt_mode": t.prompt_mode,
-                     "recipe": None if self.generates else t.recipe},
-            "model": {"spec": m.spec, "revision": m.revision, "dtype": m.dtype, "trust_remote_code": m.trust_remote_code,
-                      "processor_kwargs": m.processor_kwargs, "system_prompt": m.system_prompt,
-                      "chat_template_kwargs": m.chat_template_kwargs, "video_input": m.video_input,
-                      "engine": {k: v for k, v in m.engine_options.items() if k in RESULT_OPTIONS}},
+            "task": {**_values(t), "data": data, "recipe": None if self.generates else t.recipe},
+            "model": {**_values(m, identity=True), "engine": {k: v for k, v in m.engine_options.items()
+                                                              if k in RESULT_OPTIONS}},
             "generation": {"reduction": None if RECIPES[t.recipe].generates or self.generates else g.reduction,
                            **({"max_new_tokens": g.max_new_tokens, "stop_strings": list(g.stop_strings),
                                "backend": self.backend_name} if generates else {}),

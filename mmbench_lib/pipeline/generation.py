@@ -238,12 +238,22 @@ def label_for(model: str, baseline: str) -> str:
     return {"random": "random", "frequent": "frequent", "ocr": f"{name}+ocr"}.get(baseline, name)
 
 
-def load_items(benchmark: str, source, split: str, subjects=None, cache_dir=None) -> list[Item]:
-    """Items of a generation benchmark's split (``tasks.load_items``)."""
+def load_items(benchmark: str, data, split: str | None = None) -> list[Item]:
+    """Items of a generation benchmark's split (``tasks.load_items``): ``data`` is the task's data mapping with its
+    split (``TaskSpec.load_args()``); a source path or hub id with ``split`` stands for ``{source, split}``."""
     task = get_task(benchmark)
     if not protocol_for(task).generates:
         raise ValueError(f"{benchmark!r} is a {task.protocol} benchmark, not a generation one")
-    return task_items(benchmark, {"source": source, "split": split, "subjects": subjects, "cache_dir": cache_dir})
+    return task_items(benchmark, dict(data) if isinstance(data, dict) else {"source": data, "split": split})
+
+
+def run_fields(config: RunSpec, model, items: list[Item], sharded: bool = False) -> dict:
+    """What a generation run's metrics say about the run (one process or a merge of shards): the model as it
+    described itself, the baseline, the label, the cap of new tokens, the display name and the data source."""
+    gen, n = config.generation, len({it.id for it in items})
+    return {"model": model, "baseline": gen.baseline, "label": label_for(config.model.spec, gen.baseline),
+            "max_new_tokens": gen.max_new_tokens, "model_name": config.model.name or None,
+            "data": describe_data(config.params(), n, sharded, get_task(config.benchmark).declared_size(config.task.split))}
 
 
 def _answerer(config: RunSpec, items: list[Item], adapter):
@@ -257,7 +267,7 @@ def _answerer(config: RunSpec, items: list[Item], adapter):
         val_split = task.validation_split
         whole = not sel.limit and not sel.option_settings() and sel.num_shards == 1
         val = items if items and items[0].split == val_split and whole else \
-            load_items(config.benchmark, data["source"], val_split, data["subjects"], data["cache_dir"])
+            load_items(config.benchmark, {**data, "split": val_split})
         return FrequentAnswer(frequent_table(val), source=f"{val_split} split of {data['source']}"), None
     ocr, judges = None, config.judges
     if baseline == "ocr":  # raises OCRUnavailable with the install command
@@ -284,7 +294,7 @@ def evaluate_generation(config: RunSpec, adapter=None) -> dict:
     t, gen, sel = config.task, config.generation, config.selection
     torch.manual_seed(sel.seed)
     benchmark, baseline, task = t.benchmark, gen.baseline, get_task(t.benchmark)
-    items = config.select(load_items(benchmark, t.data["source"], t.split, t.data["subjects"], t.data["cache_dir"]))
+    items = config.select(load_items(benchmark, t.load_args()))
     items = select(items, sel.shard_index, sel.num_shards)
     adapter, ocr = _answerer(config, items, adapter)
     adapter = with_backend(adapter, config)
@@ -313,10 +323,7 @@ def evaluate_generation(config: RunSpec, adapter=None) -> dict:
                    retry_failed=config.retry_failed, progress=config.progress,
                    label=f"{benchmark} {label}", mode=t.prompt_mode)
     _rows, metrics = score_run(items, store, use_random=gen.use_random, mode=t.prompt_mode)
-    metrics.update(model=name, baseline=baseline, label=label,
-                   max_new_tokens=gen.max_new_tokens, model_name=config.model.name or None,
-                   data=describe_data(config.params(), len({it.id for it in items}), sharded,
-                                      get_task(benchmark).declared_size(t.split)))
+    metrics.update(run_fields(config, name, items, sharded))
     if sharded:
         metrics["shard"] = {"index": sel.shard_index, "count": sel.num_shards,
                             "note": "this shard's items only; the run's metrics come from the merge"}

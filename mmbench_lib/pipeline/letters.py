@@ -61,7 +61,7 @@ class LetterGenerationProtocol:
 
 
 def generate_letters(items: list[Item], adapter, store: RunStore, recipe: Recipe, max_new_tokens: int = 32,
-                     batch_size: int = 8, retry_failed: bool = False, progress: bool = True) -> RunStore:
-    """Generate an answer for every item not yet in ``store`` and append its row (flushed per batch)."""
-    return run_loop(items, LetterGenerationProtocol(adapter, recipe, max_new_tokens), store, batch_size=batch_size,
-                    retry_failed=retry_failed, progress=progress)
+                     **loop) -> RunStore:
+    """Generate an answer for every item not yet in ``store`` and append its row (flushed per batch); ``loop``:
+    ``run_loop``'s own options (batch size, retry of failed items, progress lines)."""
+    return run_loop(items, LetterGenerationProtocol(adapter, recipe, max_new_tokens), store, **loop)

@@ -17,7 +17,7 @@ from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder  # noqa
 from mmbench_lib.core.store import METRICS, SHARDS, RunStore, shard_dir, store_file, write_json_atomic
 from mmbench_lib.pipeline.config import FLAT, RunConfig, RunSpec, run_params
 from mmbench_lib.pipeline.baselines import refusal
-from mmbench_lib.pipeline.generation import evaluate_generation, label_for
+from mmbench_lib.pipeline.generation import evaluate_generation, label_for, run_fields
 from mmbench_lib.pipeline.ocr import OCRUnavailable
 from mmbench_lib.pipeline.resume import check_same_run, identity
 from mmbench_lib.pipeline.selection import check_same_selection
@@ -233,11 +233,7 @@ def _score_merged(config: RunSpec, store: RunStore) -> dict:
     items = config.select(load_items(config.benchmark, config.task.load_args()))
     _rows, metrics = score_run(items, store, use_random=gen.use_random, mode=config.task.prompt_mode)
     man = store.manifest()
-    metrics.update(model=(man.get("generation") or {}).get("model"), baseline=gen.baseline,
-                   label=label_for(config.model.spec, gen.baseline), max_new_tokens=gen.max_new_tokens,
-                   model_name=config.model.name or None,
-                   data=describe_data(config.params(), len({it.id for it in items}),
-                                      declared=get_task(config.benchmark).declared_size(config.task.split)))
+    metrics.update(run_fields(config, (man.get("generation") or {}).get("model"), items))
     if man.get("ocr"):  # the LLM + OCR baseline: its reader as one process records it, tesseract calls summed
         label = Path(config.out_dir).name
         shard_metrics = sorted(Path(config.out_dir).parent.glob(f"{SHARDS}/*/{label}/metrics*.json"))

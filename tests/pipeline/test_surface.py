@@ -70,7 +70,7 @@ def test_a_place_listing_flat_names_is_counted_and_few(tmp_path):
     count = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(count)
     found = count.places(ROOT)
-    assert len(found) <= 31, "\n".join(f"{p}:{line}" for p, line, *_ in found)
+    assert len(found) <= 20, "\n".join(f"{p}:{line}" for p, line, *_ in found)
     assert not [f for f in found if f[0].endswith(("params.py", "configs.py", "cli.py"))
                 and f[2] != "ClassDef"], "the notebook mapping and the CLI list flat names again"
     (tmp_path / "mmbench_lib").mkdir()
@@ -190,3 +190,50 @@ def test_report_50s_data_is_notebook_10s(demo):
         assert runs.task_data(bench, {}, demo) == runs.run_data(bench, demo, **nb10), bench
     gen = runs.task_data("mmmu-pro", {"split": "standard10-direct", "subjects": "all"}, demo)
     assert gen == {"source": demo["mmmu-pro"]["source"], "split": "standard10-direct", "subjects": None, "cache_dir": None}
+
+
+# ------------------------------------------------------------------ names read from the parts, not restated
+def test_the_loader_takes_the_model_parts_own_fields(tmp_path):
+    """``adapter_options()``: the model part's fields that ``LoadOptions`` names, and the scorer; a local family's
+    loader gets them with the placement as one ``Placement``; anything else is an endpoint option."""
+    from mmbench_lib.models import LoadOptions, load_adapter
+    from mmbench_lib.models.placement import Placement
+
+    spec = RunSpec.from_params("mmmu", tmp_path, source="x", device="cpu", dtype="float32", revision="r1",
+                               scorer="reference")
+    opts = spec.adapter_options()
+    assert opts == {"device": "cpu", "dtype": "float32", "revision": "r1", "trust_remote_code": False,
+                    "device_map": None, "max_memory": None, "scorer": "reference"}
+    args = LoadOptions(**opts).loader_args()
+    assert args["placement"] == Placement("cpu", None, None) and "device_map" not in args and args["append_eos"] is False
+    with pytest.raises(ValueError, match=r"endpoint options \['base_url'\] apply only to openai:"):
+        load_adapter("random", base_url="http://127.0.0.1:9/v1")
+    served = RunSpec.from_params("mmmu", tmp_path, source="x", model="openai:m", endpoint={"base_url": "http://h/v1"})
+    assert served.adapter_options()["base_url"] == "http://h/v1"
+
+
+def test_the_identity_takes_the_fields_marked_so(tmp_path):
+    """A model field marked ``identity`` changes ``identity()``; display name and placement never do."""
+    base = RunSpec.from_params("mmmu", tmp_path, source="x", model="smollm2")
+    marked = {f.name for f in fields(PARTS["model"]) if f.metadata["identity"]}
+    assert set(base.identity()["model"]) == marked | {"engine"}
+    assert set(base.identity()["task"]) == {f.name for f in fields(PARTS["task"])}
+    assert base.with_params(model_name="x", device="cpu", device_map="auto").identity() == base.identity()
+    assert base.with_params(revision="r2").identity()["model"]["revision"] == "r2"
+    assert base.with_params(system_prompt="Be brief.").identity() != base.identity()
+
+
+def test_a_demo_spec_is_the_run_the_demo_always_made(demo, tmp_path):
+    """``demo.runs.demo_spec``: the same spec (so the same identity and predictions) as the long keyword calls."""
+    from mmbench_lib.demo.runs import demo_spec
+
+    params = {"demo": True, "benchmark": "seed2", "model": "smollm2"}
+    old = RunSpec.from_params("seed2", tmp_path, data=runs.demo_args("seed2", demo, level="L2"), model="smollm2",
+                              recipe="seed1-ppl", reduction="sum", scorer="shared-prefix", parameters=params)
+    assert demo_spec("seed2", "smollm2", demo, tmp_path).to_dict() == old.to_dict()
+    params = {"demo": True, "benchmark": "cmmmu", "model": "frequent"}
+    old = RunSpec.from_params("cmmmu", tmp_path, source=demo["cmmmu"]["root"], model="frequent", baseline="frequent",
+                              split="val", parameters=params)
+    assert demo_spec("cmmmu", "frequent", demo, tmp_path).to_dict() == old.to_dict()
+    mine = demo_spec("mmmu", "smollm2", demo, tmp_path, baseline="none", max_new_tokens=16)
+    assert (mine.generation.baseline, mine.task.split, mine.generation.max_new_tokens) == ("none", "validation", 16)
