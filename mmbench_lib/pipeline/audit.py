@@ -26,7 +26,7 @@ import pandas as pd
 from mmbench_lib.core.items import DataError, read_utf8
 from mmbench_lib.core.paths import find_run, outputs_root
 from mmbench_lib.core.uncertainty import compare_runs, proportion_interval
-from mmbench_lib.pipeline.rescoring import _read_output_json
+from mmbench_lib.tasks.mmmu_official import read_output_json as _read_output_json
 from mmbench_lib.pipeline import audit_inputs as checks
 from mmbench_lib.tasks import peer_rules
 from mmbench_lib.tasks.copies.tables import hub_snapshot

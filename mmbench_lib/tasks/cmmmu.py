@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from mmbench_lib.core.items import MAX_TEXT_BYTES, DataError, Item
+from mmbench_lib.tasks import cmmmu_official as cofficial
 from mmbench_lib.tasks import cmmmu_parser as parser
 from mmbench_lib.tasks.modes import OFFICIAL, cot_modes, modes_of
 from mmbench_lib.tasks.copies import mmmu as copies
@@ -548,6 +549,8 @@ class CMMMUTask(GenerationTask):
     ocr_lang = OCR_LANG
     demo_source_key = "root"  # the demo writes the official layout under <root>/cmmmu-data-<split>/
     official_output = "responses-and-gold-jsonl"  # responses.jsonl {id, type, response} + gold rows (§4.5)
+    official_output_help = ("a JSONL file or folder of {id, type, response} rows",
+                            "gold rows {id, type, answer} (a file or the split's data folder)")
     deviations = DEVIATIONS
     module = sys.modules[__name__]
     parser = parser
@@ -572,6 +575,13 @@ class CMMMUTask(GenerationTask):
 
     def selection_names(self) -> list[str]:
         return [*CATEGORY_ORDER, *CATEGORY_EN.values(), *CATEGORY_FOLDER.values()]
+
+    def score_official(self, responses, answers=None, questions=None, **kw):
+        """``eval_script.py``'s scoring of response rows against gold rows (``cmmmu_official.score_outputs``);
+        ValueError, one line, without ``answers``."""
+        if answers is None:
+            raise ValueError("this format needs --answers (gold rows {id, type, answer}, e.g. the data folder of the split)")
+        return cofficial.score_outputs(responses, answers, questions, **kw)
 
 
 register_task(CMMMUTask)
