@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from mmbench_lib.core.items import DataError, read_utf8
+from mmbench_lib.core.jsonl import read_rows
 from mmbench_lib.core.paths import find_run, outputs_root
 from mmbench_lib.core.uncertainty import compare_runs, proportion_interval
 from mmbench_lib.tasks.mmmu_official import read_output_json as _read_output_json
@@ -43,16 +44,7 @@ _ANSWER_IS = re.compile(r"(?i)(?:answer\s+is|答案[是为])[:：\s]*[(（]?([A-
 
 
 def _jsonl(path: Path) -> list[dict]:
-    rows = []
-    for n, line in enumerate(io.StringIO(read_utf8(path), newline=None), 1):
-        if line.strip():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DataError(str(path), f"line {n} is not valid JSON ({e.msg})") from None
-            if not isinstance(row, dict):
-                raise DataError(str(path), f"line {n} is not an object")
-            rows.append(row)
+    rows = [row for _n, row in read_rows(path)]  # core.jsonl: bounded, one line per bad line
     if not rows:
         raise DataError(str(path), "no rows")
     return rows

@@ -9,12 +9,11 @@ runs' scoring); the reproduction audit (``tasks/cmmmu_audit.py``) reads the same
 """
 from __future__ import annotations
 
-import io
-import json
 from collections import OrderedDict
 from pathlib import Path
 
-from mmbench_lib.core.items import DataError, read_utf8
+from mmbench_lib.core.items import DataError
+from mmbench_lib.core.jsonl import read_rows
 from mmbench_lib.core.metrics import entry
 from mmbench_lib.tasks import cmmmu_parser as cparse
 from mmbench_lib.tasks.official_common import (fallback_rng, mark_response, response_text, scalar_id, seed_text, tally,
@@ -40,20 +39,13 @@ def jsonl_files(source) -> list[Path]:
 def jsonl_rows(source):
     """``(file, line_no, row)`` for every non-empty line of a JSONL file or folder of them."""
     for f in jsonl_files(source):
-        with io.StringIO(read_utf8(f), newline=None) as fh:  # the line splitting of open(f)
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise DataError(str(f), f"line {n} is not valid JSON ({e.msg})") from None
-                if not isinstance(row, dict) or "id" not in row:
-                    raise DataError(str(f), f"line {n}: field missing", None, "id")
-                if not scalar_id(row["id"]):
-                    raise DataError(str(f), f"line {n}: an id is a string or an integer, got {type(row['id']).__name__}",
-                                    None, "id")
-                yield f, n, row
+        for n, row in read_rows(f, objects=False):  # core.jsonl: bounded, universal newlines, one line per bad line
+            if not isinstance(row, dict) or "id" not in row:
+                raise DataError(str(f), f"line {n}: field missing", None, "id")
+            if not scalar_id(row["id"]):
+                raise DataError(str(f), f"line {n}: an id is a string or an integer, got {type(row['id']).__name__}",
+                                None, "id")
+            yield f, n, row
 
 
 def key(value) -> str:
