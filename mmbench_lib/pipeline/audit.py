@@ -79,8 +79,9 @@ def detect(path, benchmark: str | None = None) -> str:
     if rules is not None and hasattr(rules, "official_format") and (path.is_dir() or path.is_file()):
         if rules.official_format(path):
             return "official-folders"
-    elif path.is_dir() and (any(path.glob("*/output.json")) or any(path.glob("official/*/output.json"))):
-        return "official-folders"  # a run of this suite too
+    elif path.is_dir() and (rules is None or hasattr(rules, "from_official")) and \
+            (any(path.glob("*/output.json")) or any(path.glob("official/*/output.json"))):
+        return "official-folders"  # a run of this suite too (a part without from_official reads no such folder)
     if path.is_dir():
         raise DataError(str(path), f"not an official output here; expected {expected}")
     if not path.is_file():

@@ -68,7 +68,8 @@ class AuditPart:
 
     def problems(self, name: str) -> list[str]:
         """What the loaded part leaves out (checked on the audit's first use, ``tasks/audits.py``): an object that
-        does not load, lacks a required attribute, names another benchmark, or has no rule set."""
+        does not load, lacks a required attribute (the rule set and the peer readers), names another benchmark, has no
+        rule set, or recognises official files it cannot read."""
         try:
             obj = self.load()
         except (ImportError, AttributeError) as e:
@@ -78,6 +79,9 @@ class AuditPart:
             out.append(f"audit part {self.rules!r} is for {obj.BENCHMARK!r}, not {name!r}")
         if hasattr(obj, "RULES") and not obj.RULES:
             out.append(f"audit part {self.rules!r} has no rule set")
+        if hasattr(obj, "official_format") and not hasattr(obj, "read_official"):
+            out.append(f"audit part {self.rules!r} recognises official files (official_format) but has no reader "
+                       "(read_official)")
         return out
 
 @dataclass(frozen=True)
