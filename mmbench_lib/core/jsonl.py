@@ -1,19 +1,16 @@
 """One reader of JSON-lines files: bounded, line by line, a one-line error naming file, line and problem.
 
-Every JSONL line the suite reads is parsed by :func:`parse_line` (official output and results files, audit inputs,
-the CMMMU data files, the run store's predictions); files read row by row go through :func:`read_rows`:
+:func:`parse_line` parses every JSONL line the suite reads (official outputs, audit inputs, CMMMU data files, the run
+store's predictions); :func:`read_rows` reads a file row by row:
 
-- a file larger than :data:`MAX_FILE_BYTES` or a line longer than :data:`MAX_LINE_BYTES` is refused (the limit
-  named in the error) before it is parsed; a path that is not a regular file (a folder, a FIFO) before it is read;
-- lines end at ``\\n``, ``\\r\\n`` or ``\\r`` (the universal newlines of ``open()``); blank lines are skipped and
-  counted (``counts["blank_lines"]``);
-- ``comma_terminated=True`` also reads SEED-Bench's leaderboard result files, whose lines end with a comma
-  (``{...},``, docs/protocols.md §1.5, P-S5): the comma is dropped and counted (``counts["comma_terminated_lines"]``);
-- a bad line (not UTF-8, not valid JSON, nested too deep, not a JSON object where objects are read) is a
-  ``core.items.DataError``: ``<file>: line <n> is not valid JSON (Expecting value)``.
+- a file over :data:`MAX_FILE_BYTES` or a line over :data:`MAX_LINE_BYTES` is refused, the limit named; a path that
+  is not a regular file (a folder, a FIFO) before it is opened;
+- lines end at ``\\n``, ``\\r\\n`` or ``\\r`` (as ``open()`` reads them); blank lines are skipped and counted;
+- ``comma_terminated=True`` reads SEED-Bench's leaderboard files, whose lines end with a comma (docs/protocols.md
+  §1.5): the comma is dropped and counted;
+- a bad line is a ``DataError``: ``<file>: line <n> is not valid JSON (Expecting value)``.
 
-The run store (``core/store.py``) parses its lines here too and keeps its own policy: a bad line is quarantined,
-not raised.
+More: docs/modules.md (``core/jsonl.py``).
 """
 from __future__ import annotations
 
