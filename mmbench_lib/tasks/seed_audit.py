@@ -337,5 +337,3 @@ SEED2 = SeedAudit(seed2.BENCHMARK, "seedbench_2", "seed_all", "SEEDBench2", ("ch
                   "data_type", False, _V2_TYPES)
 SEED2PLUS = SeedAudit(seed2plus.BENCHMARK, "seedbench_2_plus", "seedbench_2_plus_all", "SEEDBench2_Plus",
                       ("choice_A", "choice_B", "choice_C", "choice_D"), "question_image_type", True, _PLUS_TYPES)
-#: benchmark -> its audit object (``tasks/audits.py``)
-AUDITS = {a.BENCHMARK: a for a in (SEED, SEED2, SEED2PLUS)}
