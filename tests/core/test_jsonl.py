@@ -38,8 +38,8 @@ def test_seed_leaderboard_lines_end_with_a_comma(tmp_path):
         list(jsonl.read_rows(p))
 
 
-@pytest.mark.skipif(not os.environ.get("MMBENCH_SEED2_GPT4V"), reason="MMBENCH_SEED2_GPT4V (the published "
-                    "SEED-Bench-2 GPT-4V result file) not set")
+@pytest.mark.skipif(not os.environ.get("MMBENCH_SEED2_GPT4V"), reason="set MMBENCH_SEED2_GPT4V to the published "
+                    "SEED-Bench-2 GPT-4V result file (SEED-Bench-2_GPT-4V.json)")
 def test_the_published_seed2_file_reads_line_by_line():
     path = os.environ["MMBENCH_SEED2_GPT4V"]
     counts = {}

@@ -59,8 +59,8 @@ def test_cmmmu_scores_responses_against_gold_as_a_task_method(tmp_path):
     assert "needs --answers" in str(e.value) and "\n" not in str(e.value)
 
 
-@pytest.mark.skipif(not os.environ.get("MMBENCH_MMMU_OUTPUTS"), reason="MMBENCH_MMMU_OUTPUTS (MMMU's example "
-                    "outputs, a folder of <Subject>/output.json) not set")
+@pytest.mark.skipif(not os.environ.get("MMBENCH_MMMU_OUTPUTS"), reason="set MMBENCH_MMMU_OUTPUTS to the MMMU "
+                    "repository's mmmu/example_outputs/qwen_vl")
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_the_real_mmmu_outputs_score_the_same_through_the_task():
     root = os.environ["MMBENCH_MMMU_OUTPUTS"]
