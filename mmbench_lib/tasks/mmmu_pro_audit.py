@@ -18,7 +18,7 @@ from mmbench_lib.core.items import DataError
 from mmbench_lib.core.jsonl import first_row
 from mmbench_lib.tasks import mmmu_pro as mp
 from mmbench_lib.tasks import mmmu_pro_parser as parser
-from mmbench_lib.tasks.mmmu_audit import vlmevalkit_can_infer
+from mmbench_lib.tasks.letters import vlmevalkit_can_infer
 from mmbench_lib.tasks.peer_rules import first_text as _first_text, present as _present
 from mmbench_lib.tasks.thinking import strip_trace
 

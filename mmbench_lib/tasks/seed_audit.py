@@ -22,7 +22,7 @@ from mmbench_lib.tasks import peer_rules
 from mmbench_lib.tasks import seed1, seed2, seed2plus
 from mmbench_lib.tasks.base import get_task
 from mmbench_lib.tasks.letters import lmms_eval_letter
-from mmbench_lib.tasks.mmmu_audit import vlmevalkit_can_infer
+from mmbench_lib.tasks.letters import vlmevalkit_can_infer
 from mmbench_lib.tasks.seed_results import dimension_of_id, read_questions, read_results
 from mmbench_lib.tasks.thinking import strip_trace
 
