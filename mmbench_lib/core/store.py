@@ -21,6 +21,8 @@ import warnings
 import weakref
 from pathlib import Path
 
+from mmbench_lib.core.jsonl import bounded_bytes, parse_line
+
 PREDICTIONS, MANIFEST, METRICS = "predictions.jsonl", "manifest.json", "metrics.json"
 
 
@@ -95,15 +97,13 @@ def scan_jsonl(data: bytes) -> tuple[list[dict], list[tuple[int, bytes, bytes, s
         elif b"\x00" in line:
             reason = "line holds NUL bytes"
         else:
-            try:
-                obj = json.loads(line)
-            except (ValueError, UnicodeDecodeError) as e:
-                reason = f"not valid JSON ({e})"
+            obj, problem = parse_line(line, objects=False)  # core.jsonl: the suite's one JSONL line parser
+            if problem:
+                reason = problem
+            elif not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
+                reason = f"not a JSON object with a string 'id' (got {type(obj).__name__})"
             else:
-                if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
-                    reason = f"not a JSON object with a string 'id' (got {type(obj).__name__})"
-                else:
-                    rows.append(obj)
+                rows.append(obj)
         if reason:
             bad.append((n, raw, line, reason))
     return rows, bad
@@ -126,7 +126,7 @@ def read_jsonl(path: Path) -> tuple[list[dict], list[tuple[int, str]]]:
     if not path.exists():
         return [], []
     _not_a_folder(path)
-    rows, bad = scan_jsonl(path.read_bytes())
+    rows, bad = scan_jsonl(bounded_bytes(path))
     for n, _, _, reason in bad:
         warnings.warn(f"{path}: line {n} skipped: {reason}", stacklevel=2)
     return rows, [(n, reason) for n, _, _, reason in bad]
@@ -259,7 +259,7 @@ class RunStore:
         """Rows of the predictions file; bad lines moved to the quarantine file, valid ones kept in order."""
         if not self.predictions_path.exists():
             return []
-        data = self.predictions_path.read_bytes()
+        data = bounded_bytes(self.predictions_path)
         rows, bad = scan_jsonl(data)
         if not bad:
             return rows

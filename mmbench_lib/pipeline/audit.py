@@ -24,9 +24,10 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from mmbench_lib.core.items import DataError, read_utf8
+from mmbench_lib.core.jsonl import read_rows
 from mmbench_lib.core.paths import find_run, outputs_root
 from mmbench_lib.core.uncertainty import compare_runs, proportion_interval
-from mmbench_lib.pipeline.rescoring import _read_output_json
+from mmbench_lib.tasks.mmmu_official import read_output_json as _read_output_json
 from mmbench_lib.pipeline import audit_inputs as checks
 from mmbench_lib.tasks import peer_rules
 from mmbench_lib.tasks.copies.tables import hub_snapshot
@@ -43,16 +44,7 @@ _ANSWER_IS = re.compile(r"(?i)(?:answer\s+is|答案[是为])[:：\s]*[(（]?([A-
 
 
 def _jsonl(path: Path) -> list[dict]:
-    rows = []
-    for n, line in enumerate(io.StringIO(read_utf8(path), newline=None), 1):
-        if line.strip():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DataError(str(path), f"line {n} is not valid JSON ({e.msg})") from None
-            if not isinstance(row, dict):
-                raise DataError(str(path), f"line {n} is not an object")
-            rows.append(row)
+    rows = [row for _n, row in read_rows(path)]  # core.jsonl: bounded, one line per bad line
     if not rows:
         raise DataError(str(path), "no rows")
     return rows
@@ -87,8 +79,9 @@ def detect(path, benchmark: str | None = None) -> str:
     if rules is not None and hasattr(rules, "official_format") and (path.is_dir() or path.is_file()):
         if rules.official_format(path):
             return "official-folders"
-    elif path.is_dir() and (any(path.glob("*/output.json")) or any(path.glob("official/*/output.json"))):
-        return "official-folders"  # a run of this suite too
+    elif path.is_dir() and (rules is None or hasattr(rules, "from_official")) and \
+            (any(path.glob("*/output.json")) or any(path.glob("official/*/output.json"))):
+        return "official-folders"  # a run of this suite too (a part without from_official reads no such folder)
     if path.is_dir():
         raise DataError(str(path), f"not an official output here; expected {expected}")
     if not path.is_file():

@@ -68,7 +68,8 @@ class AuditPart:
 
     def problems(self, name: str) -> list[str]:
         """What the loaded part leaves out (checked on the audit's first use, ``tasks/audits.py``): an object that
-        does not load, lacks a required attribute, names another benchmark, or has no rule set."""
+        does not load, lacks a required attribute (the rule set and the peer readers), names another benchmark, has no
+        rule set, or recognises official files it cannot read."""
         try:
             obj = self.load()
         except (ImportError, AttributeError) as e:
@@ -78,6 +79,9 @@ class AuditPart:
             out.append(f"audit part {self.rules!r} is for {obj.BENCHMARK!r}, not {name!r}")
         if hasattr(obj, "RULES") and not obj.RULES:
             out.append(f"audit part {self.rules!r} has no rule set")
+        if hasattr(obj, "official_format") and not hasattr(obj, "read_official"):
+            out.append(f"audit part {self.rules!r} recognises official files (official_format) but has no reader "
+                       "(read_official)")
         return out
 
 @dataclass(frozen=True)
@@ -126,9 +130,11 @@ class Task:
     #: runs it makes equal theirs
     data_defaults: ClassVar[dict] = {}
     ocr_lang: ClassVar[str | None] = None
+    #: the format of the task's official output files; the task that defines :meth:`score_official` for it owns it,
+    #: and a task naming the same format is scored by that one (MMMU's ``subject-folders``)
     official_output: ClassVar[str | None] = None
-    #: a format ``pipeline.rescoring`` has no scorer for: the task scores it (:meth:`score_official`);
-    #: ``(what --responses is, what --answers is)`` for ``mmbench score-responses --help``
+    #: with an own :meth:`score_official`: ``(what --responses is, what --answers is)`` for
+    #: ``mmbench score-responses --help``
     official_output_help: ClassVar[tuple[str, str] | None] = None
     results_need_questions: ClassVar[bool] = False
     deviations: ClassVar[tuple[str, ...] | list[str]] = ()
@@ -280,9 +286,21 @@ class Task:
         raise NotImplementedError(f"{self.name} has no submission format")
 
     def score_official(self, responses, answers=None, questions=None, **kw):
-        """``(rows, summary)`` of official response files in a format of the task's own (rows carry
-        ``parsed_pred``, ``correct``, ``fallback``, ``mode``; the summary ``overall`` and ``official``)."""
-        raise NotImplementedError(f"{self.name} has no scorer of its own")
+        """``(rows, summary)`` of official response files with the official scorer (rows carry ``parsed_pred``,
+        ``correct``, ``fallback``, ``mode``; the summary ``overall`` and ``official``). A task overrides it for its
+        format; by default the task owning the same ``official_output`` (:meth:`format_owner`) scores them."""
+        owner = self.format_owner()
+        if owner is None:
+            raise NotImplementedError(f"{self.name} has no official scorer")
+        return owner.score_official(responses, answers, questions, **kw)
+
+    def format_owner(self) -> Task | None:
+        """The task whose own :meth:`score_official` reads this task's official files: itself when it defines one,
+        else the registered task that does for the same ``official_output``; None when none does."""
+        if type(self).score_official is not Task.score_official:
+            return self
+        return next((t for t in all_tasks() if self.official_output and t.official_output == self.official_output
+                     and type(t).score_official is not Task.score_official), None)
 
     def fallback_wins(self, row: dict, options: tuple) -> tuple:
         raise NotImplementedError(f"{self.name} has no random fallback")
@@ -312,6 +330,9 @@ class Task:
             out.append("layouts (the copies the loader reads) and probe() are required")
         if self.audit is not None:
             out += self.audit.form_problems()
+        if (type(self).score_official is not Task.score_official) != bool(self.official_output_help):
+            out.append("score_official() and official_output_help go together (a task scoring its own format says "
+                       "what --responses and --answers are)")
         if self.blind_reference is not None and self.blind_reference.group and \
                 self.blind_reference.group not in self.groups:
             out.append(f"blind_reference group {self.blind_reference.group!r} is not in groups")

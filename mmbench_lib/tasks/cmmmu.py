@@ -20,7 +20,9 @@ import re
 import sys
 from pathlib import Path
 
-from mmbench_lib.core.items import MAX_TEXT_BYTES, DataError, Item
+from mmbench_lib.core.items import DataError, Item
+from mmbench_lib.core.jsonl import parse_line, read_rows
+from mmbench_lib.tasks import cmmmu_official as cofficial
 from mmbench_lib.tasks import cmmmu_parser as parser
 from mmbench_lib.tasks.modes import OFFICIAL, cot_modes, modes_of
 from mmbench_lib.tasks.copies import mmmu as copies
@@ -174,18 +176,7 @@ def read_jsonl(path: Path) -> list[dict]:
     """Records of a JSONL file; a bad line raises DataError naming file and line."""
     if not path.is_file():
         raise DataError(str(path), "file not found")
-    rows = []
-    with open(tables.regular_file(path, MAX_TEXT_BYTES), encoding="utf-8") as f:  # bounded: not a FIFO, not huge
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise DataError(str(path), f"line {n} is not valid JSON ({e.msg})") from None
-            except RecursionError:
-                raise DataError(str(path), f"line {n} is not valid JSON (nested too deep)") from None
-    return rows
+    return [rec for _n, rec in read_rows(path, objects=False)]  # core.jsonl: bounded, not a FIFO, one-line errors
 
 
 def _load_official(split_dir: Path, category: str, split: str) -> list[Item]:
@@ -344,10 +335,9 @@ def probe(source, split: str | None = None) -> str:
     if jsonl:
         with open(tables.regular_file(jsonl[0]), encoding="utf-8", errors="replace") as f:
             first = f.readline(1 << 24)
-        try:
-            rec = json.loads(first) if first.strip() else {}
-        except (json.JSONDecodeError, RecursionError):
-            raise DataError(str(jsonl[0]), "expected JSON lines, found invalid JSON on line 1") from None
+        rec, problem = parse_line(first, objects=False) if first.strip() else ({}, None)  # core.jsonl's parse
+        if problem:
+            raise DataError(str(jsonl[0]), "expected JSON lines, found invalid JSON on line 1")
         tables.require_columns(jsonl[0], rec if isinstance(rec, dict) else {}, JSONL_NEEDED, "the CMMMU JSONL")
         return "hub" if hub else "official"
     files = sorted(folder.glob(f"*/{split}-*.parquet"))
@@ -548,6 +538,8 @@ class CMMMUTask(GenerationTask):
     ocr_lang = OCR_LANG
     demo_source_key = "root"  # the demo writes the official layout under <root>/cmmmu-data-<split>/
     official_output = "responses-and-gold-jsonl"  # responses.jsonl {id, type, response} + gold rows (§4.5)
+    official_output_help = ("a JSONL file or folder of {id, type, response} rows",
+                            "gold rows {id, type, answer} (a file or the split's data folder)")
     deviations = DEVIATIONS
     module = sys.modules[__name__]
     parser = parser
@@ -572,6 +564,13 @@ class CMMMUTask(GenerationTask):
 
     def selection_names(self) -> list[str]:
         return [*CATEGORY_ORDER, *CATEGORY_EN.values(), *CATEGORY_FOLDER.values()]
+
+    def score_official(self, responses, answers=None, questions=None, **kw):
+        """``eval_script.py``'s scoring of response rows against gold rows (``cmmmu_official.score_outputs``);
+        ValueError, one line, without ``answers``."""
+        if answers is None:
+            raise ValueError("this format needs --answers (gold rows {id, type, answer}, e.g. the data folder of the split)")
+        return cofficial.score_outputs(responses, answers, questions, **kw)
 
 
 register_task(CMMMUTask)

@@ -4,13 +4,13 @@ More: docs/modules.md, docs/audit.md, ``mmbench_lib/tasks/cmmmu_audit.py``.
 """
 from __future__ import annotations
 
-import json
 import random
 from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Sequence
 
 from mmbench_lib.core.items import DataError
+from mmbench_lib.core.jsonl import first_row
 from mmbench_lib.tasks import peer_rules
 from mmbench_lib.tasks import cmmmu_official as cofficial
 from mmbench_lib.tasks import cmmmu_parser as cparse
@@ -83,15 +83,7 @@ def _suite_folder(path: Path) -> Path | None:
 def _first_row(path: Path):
     files = [path] if path.is_file() and path.suffix == ".jsonl" else \
         sorted(path.rglob("*.jsonl"))[:1] if path.is_dir() else []
-    for f in files:
-        try:
-            with open(f, encoding="utf-8") as fh:
-                for line in fh:
-                    if line.strip():
-                        return json.loads(line)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            return None
-    return None
+    return first_row(files[0], objects=False) if files else None  # core.jsonl; None when unreadable
 
 
 def official_format(path) -> bool:

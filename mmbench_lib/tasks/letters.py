@@ -75,6 +75,13 @@ def vlmevalkit_infer(answer: str, choices: dict) -> Extracted:
     return Extracted(hits[0], "text") if len(hits) == 1 else Extracted(None, "none")
 
 
+def vlmevalkit_can_infer(answer: str, choices: dict) -> str | None:
+    """VLMEvalKit ``can_infer`` as the audits apply it (:func:`vlmevalkit_infer`): the letter, "Z" (refusal), or None
+    (nothing inferred)."""
+    got = vlmevalkit_infer(answer, choices)
+    return "Z" if got.mode == "refusal" else got.letter
+
+
 def vlmevalkit_letter(response: str, letters: Sequence[str], choices: Sequence[str]) -> Extracted:
     """VLMEvalKit exact matching (:func:`vlmevalkit_infer`) over the lettered options."""
     return vlmevalkit_infer(response, dict(zip(letters, choices)))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from mmbench_lib.tasks import mmbench, peer_rules
-from mmbench_lib.tasks.mmmu_audit import vlmevalkit_can_infer
+from mmbench_lib.tasks.letters import vlmevalkit_can_infer
 from mmbench_lib.tasks.thinking import strip_trace
 
 BENCHMARK = mmbench.BENCHMARK

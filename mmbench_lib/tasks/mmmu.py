@@ -22,6 +22,7 @@ from mmbench_lib.core.items import DataError, Item, read_utf8
 from mmbench_lib.core.paths import PathEscape, inside, safe_name
 from mmbench_lib.tasks import mmmu_parser as parser
 from mmbench_lib.tasks import mmmu_pro_parser
+from mmbench_lib.tasks.mmmu_official import read_answer_dict, score_outputs
 from mmbench_lib.tasks.modes import OFFICIAL, cot_modes, modes_of
 from mmbench_lib.tasks.base import AuditPart, GenerationTask, Layout, PublishedColumn, register_task
 from mmbench_lib.tasks.copies import mmmu as copies
@@ -267,27 +268,6 @@ def _read_hub(source: str, subject: str, split: str) -> tuple[str, list[dict]]:
 
 
 ANSWERS_FILE = "answer_dict_test.json"
-
-
-def read_answer_dict(path) -> dict[str, dict]:
-    """An MMMU answer file (``answer_dict_val.json`` / ``answer_dict_test.json`` of the MMMU repository,
-    docs/protocols.md §3.9): ``{id: {"question_type": "multiple-choice" | "short-answer", "ground_truth": "B" | "1.06" | [..]}}``."""
-    import json
-
-    path = Path(path)
-    try:
-        data = json.loads(read_utf8(path))  # a regular file of bounded size (core.items.read_utf8)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
-        raise DataError(str(path), f"expected an MMMU answer dict (JSON), found an unreadable file ({type(e).__name__}: {e})") from None
-    if not isinstance(data, dict):
-        raise DataError(str(path), f"expected {{id: {{question_type, ground_truth}}}}, found a JSON {type(data).__name__}")
-    for qid, rec in data.items():
-        if not isinstance(rec, dict) or "ground_truth" not in rec:
-            raise DataError(str(path), "expected {question_type, ground_truth}", qid, "ground_truth")
-        gt = rec["ground_truth"]
-        if not (isinstance(gt, str) or (isinstance(gt, list) and gt and all(isinstance(g, str) for g in gt))):
-            raise DataError(str(path), f"expected a string or a list of strings, found {gt!r}", qid, "ground_truth")
-    return data
 
 
 def answers_for(source, split: str) -> Path | None:
@@ -587,6 +567,8 @@ class MMMUTask(GenerationTask):
     )
     ocr_lang = OCR_LANG
     official_output = "subject-folders"  # <root>/<Subject>/output.json (MMMU's main_parse_and_eval)
+    official_output_help = ("DIR/<Subject>/output.json", "the test split's answer dict (answer_dict_test.json of the "
+                            "official repository; optional: the other splits' gold answers are in output.json)")
     deviations = DEVIATIONS
     module = sys.modules[__name__]
     parser = parser
@@ -613,6 +595,11 @@ class MMMUTask(GenerationTask):
 
     def selection_names(self) -> list[str]:
         return [*SUBJECTS, *SHORT_KEYS]
+
+    def score_official(self, responses, answers=None, questions=None, **kw):
+        """The official parse and eval of ``responses/<Subject>/output.json`` (``mmmu_official.score_outputs``;
+        ``answers``: an answer dict, ``questions`` unused)."""
+        return score_outputs(responses, answers=answers, **kw)
 
 
 register_task(MMMUTask)

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 from mmbench_lib.tasks import peer_rules
 from mmbench_lib.tasks import mmmu_parser as mparse
-from mmbench_lib.tasks.letters import vlmevalkit_infer
+from mmbench_lib.tasks.letters import vlmevalkit_can_infer
 from mmbench_lib.tasks.thinking import strip_trace
 
 BENCHMARK = "mmmu"
@@ -171,13 +171,6 @@ def misleading_trace(it: dict) -> str:
     lead = f"My first guess is ({wrong}) {it['index2ans'].get(wrong, '')}." if it["question_type"] == "multiple-choice" \
         else "My first guess is 0."
     return f"<think>{lead} Let me check that again.</think>{it['response']}"
-
-
-def vlmevalkit_can_infer(answer: str, choices: dict) -> str | None:
-    """VLMEvalKit ``can_infer`` (:func:`mmbench_lib.tasks.letters.vlmevalkit_infer`, e8e78f0): the letter, "Z"
-    (refusal), or None (nothing inferred)."""
-    got = vlmevalkit_infer(answer, choices)
-    return "Z" if got.mode == "refusal" else got.letter
 
 
 def vlmevalkit_rule(items: Sequence[dict], seed=None) -> list[bool]:

@@ -26,6 +26,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from mmbench_lib.core.items import DataError, Item
+from mmbench_lib.core.jsonl import read_rows
 from mmbench_lib.core.metrics import entry
 from mmbench_lib.core.store import write_json_atomic
 from mmbench_lib.tasks.copies import tables as copy_tables
@@ -328,22 +329,11 @@ def read_output(path, counts: dict | None = None) -> list[dict]:
     if not path.is_file():
         raise DataError(str(path), "responses file not found")
     rows = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if not line.strip():
-                if counts is not None:
-                    counts["blank_lines"] = counts.get("blank_lines", 0) + 1
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DataError(f"{path}:{n}", f"not valid JSON ({e.msg})") from None
-            if not isinstance(rec, dict):
-                raise DataError(f"{path}:{n}", f"expected an object, got {type(rec).__name__}")
-            for key in ("id", "options", "answer"):
-                if key not in rec:
-                    raise DataError(f"{path}:{n}", "field missing", rec.get("id"), key)
-            rows.append(rec)
+    for n, rec in read_rows(path, counts=counts if counts is not None else {}):  # core.jsonl: bounded, blanks counted
+        for key in ("id", "options", "answer"):
+            if key not in rec:
+                raise DataError(f"{path}:{n}", "field missing", rec.get("id"), key)
+        rows.append(rec)
     return rows
 
 

@@ -8,7 +8,6 @@ historically, before its PR#1591). More: docs/modules.md, docs/audit.md.
 """
 from __future__ import annotations
 
-import json
 import random
 import re
 import string
@@ -16,9 +15,10 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from mmbench_lib.core.items import DataError
+from mmbench_lib.core.jsonl import first_row
 from mmbench_lib.tasks import mmmu_pro as mp
 from mmbench_lib.tasks import mmmu_pro_parser as parser
-from mmbench_lib.tasks.mmmu_audit import vlmevalkit_can_infer
+from mmbench_lib.tasks.letters import vlmevalkit_can_infer
 from mmbench_lib.tasks.peer_rules import first_text as _first_text, present as _present
 from mmbench_lib.tasks.thinking import strip_trace
 
@@ -77,12 +77,7 @@ def official_format(path) -> bool:
         return False
     if _official_name(path):
         return True
-    with open(path, encoding="utf-8", errors="replace") as f:
-        first = next((line for line in f if line.strip()), "")
-    try:
-        row = json.loads(first)
-    except json.JSONDecodeError:
-        return False
+    row = first_row(path)  # core.jsonl: the first non-blank line, None when unreadable
     return isinstance(row, dict) and {"id", "options", "answer"} <= set(row) and "doc_id" not in row
 
 

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from mmbench_lib.tasks import mmstar, peer_rules
 from mmbench_lib.tasks.letters import mmstar_letter
-from mmbench_lib.tasks.mmmu_audit import vlmevalkit_can_infer
+from mmbench_lib.tasks.letters import vlmevalkit_can_infer
 from mmbench_lib.tasks.seed_audit import SeedAudit
 from mmbench_lib.tasks.thinking import strip_trace
 

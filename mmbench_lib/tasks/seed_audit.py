@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from mmbench_lib.core.items import DataError, read_utf8
+from mmbench_lib.core.jsonl import parse_line, read_rows
 from mmbench_lib.tasks import peer_rules
 from mmbench_lib.tasks import seed1, seed2, seed2plus
 from mmbench_lib.tasks.base import get_task
 from mmbench_lib.tasks.letters import lmms_eval_letter
-from mmbench_lib.tasks.mmmu_audit import vlmevalkit_can_infer
+from mmbench_lib.tasks.letters import vlmevalkit_can_infer
 from mmbench_lib.tasks.seed_results import dimension_of_id, read_questions, read_results
 from mmbench_lib.tasks.thinking import strip_trace
 
@@ -176,11 +177,7 @@ class SeedAudit:
         """"results" (the first object has ``question_id`` and ``prediction``, no VLMEvalKit ``index`` nor lmms-eval
         ``doc``), "questions" (an object with a list ``questions``), else None."""
         text = read_utf8(path).lstrip().lstrip("[").lstrip()
-        first = text.split("\n", 1)[0].strip().rstrip(",").strip()
-        try:
-            row = json.loads(first)
-        except ValueError:
-            row = None
+        row, _problem = parse_line(text.split("\n", 1)[0], comma_terminated=True)  # core.jsonl's parse of one line
         if isinstance(row, dict) and {"question_id", "prediction"} <= set(row) and not {"index", "doc"} & set(row):
             return "results"
         if text.startswith("{") and '"questions"' in text[:1 << 16] + text[-(1 << 16):]:
@@ -215,11 +212,8 @@ class SeedAudit:
             return items
         questions = self._questions(path)
         items = []
-        for n, line in enumerate(read_utf8(path / "predictions.jsonl").splitlines(), 1):
-            if not line.strip():
-                continue
+        for n, row in read_rows(path / "predictions.jsonl"):  # core.jsonl: bounded, one line per bad line
             try:
-                row = json.loads(line)
                 if row.get("status") == "n/a":
                     continue
                 q = questions.get(str(row["id"]))
@@ -343,5 +337,3 @@ SEED2 = SeedAudit(seed2.BENCHMARK, "seedbench_2", "seed_all", "SEEDBench2", ("ch
                   "data_type", False, _V2_TYPES)
 SEED2PLUS = SeedAudit(seed2plus.BENCHMARK, "seedbench_2_plus", "seedbench_2_plus_all", "SEEDBench2_Plus",
                       ("choice_A", "choice_B", "choice_C", "choice_D"), "question_image_type", True, _PLUS_TYPES)
-#: benchmark -> its audit object (``tasks/audits.py``)
-AUDITS = {a.BENCHMARK: a for a in (SEED, SEED2, SEED2PLUS)}

@@ -13,7 +13,8 @@ import json
 import re
 from pathlib import Path
 
-from mmbench_lib.core.items import DataError, read_utf8
+from mmbench_lib.core.items import DataError, read_utf8, regular_file
+from mmbench_lib.core.jsonl import read_rows, rows_of
 
 #: the answer letters of SEED-Bench v1 and SEED-Bench-2 (four options; docs/protocols.md §1.1, §2.1)
 LETTERS = ("A", "B", "C", "D")
@@ -32,29 +33,20 @@ def read_results(path) -> tuple[dict[str, dict], dict]:
     records, dup_ids, conflicting = {}, [], []
     norm = {"wrapping_list": 0, "comma_terminated_lines": 0, "blank_lines": 0, "gold_with_whitespace": 0,
             "gold_with_whitespace_matching_if_stripped": 0, "predictions_stripped": 0}
-    text = read_utf8(path).strip()
-    if text.startswith("["):
+    # core.jsonl reads the lines (bounded; comma-terminated lines and blank lines counted); a file wrapped in [...]
+    # is read as a JSON list, or line by line without its brackets
+    read = {"objects": True, "comma_terminated": True, "counts": norm, "invalid": "not a JSON object"}
+    if _wrapped(path):
         norm["wrapping_list"] = 1
+        text = read_utf8(path).strip()
         try:
-            lines = [json.dumps(x) for x in json.loads(re.sub(r",\s*]\s*$", "]", text))]
+            lines = enumerate([json.dumps(x) for x in json.loads(re.sub(r",\s*]\s*$", "]", text))], 1)
         except json.JSONDecodeError:
-            lines = text.strip("[]").splitlines()
+            lines = enumerate(text.strip("[]").splitlines(), 1)
+        rows = rows_of(lines, path, **read)
     else:
-        lines = text.splitlines()
-    for n, line in enumerate(lines, 1):
-        line = line.strip()
-        if line.endswith(","):
-            norm["comma_terminated_lines"] += 1
-        line = line.rstrip(",").strip()
-        if not line:
-            norm["blank_lines"] += 1
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DataError(str(path), f"line {n} is not a JSON object ({e.msg})") from None
-        if not isinstance(rec, dict):
-            raise DataError(str(path), f"line {n} is not a JSON object (got {type(rec).__name__})")
+        rows = read_rows(path, **read)
+    for n, rec in rows:
         for key in ("question_id", "prediction"):
             if key not in rec:
                 raise DataError(str(path), f"line {n}: field missing", None, key)
@@ -84,6 +76,13 @@ def read_results(path) -> tuple[dict[str, dict], dict]:
     norm["duplicate_lines_last_kept"] = len(dup_ids)
     return records, {"duplicate_lines": len(dup_ids), "duplicate_ids": sorted(set(dup_ids)),
                      "conflicting_duplicates": sorted(set(conflicting)), "normalisations": norm}
+
+
+def _wrapped(path: Path) -> bool:
+    """Whether the file opens with ``[`` (a JSON list of the records, not JSON lines)."""
+    with open(regular_file(path), "rb") as f:
+        head = f.read(1 << 16).lstrip()
+    return head.startswith(b"[")
 
 
 def read_questions(qpath) -> list[dict]:

@@ -89,3 +89,15 @@ def test_a_run_by_folder_top_folder_or_run_id(demo_dir, outputs, capsys):
     assert main(["audit", "no-such-run", "--benchmark", "mmmu"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "no-such-run" in err and "run id" in err
+
+
+def test_a_subject_folder_for_a_part_without_its_reader_is_one_line(tmp_path):
+    """MMBench's audit part reads no ``<Subject>/output.json`` (it has no ``from_official``): such a folder is refused
+    in one line naming what the part reads, not an AttributeError."""
+    (tmp_path / "Art").mkdir()
+    (tmp_path / "Art" / "output.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(A.DataError) as e:
+        A.detect(tmp_path, "mmb")
+    assert "not an official output here; expected no official output but VLMEvalKit's" in str(e.value)
+    assert "\n" not in str(e.value)
+    assert A.detect(tmp_path, "mmmu") == "official-folders"

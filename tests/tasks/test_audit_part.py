@@ -15,10 +15,25 @@ def test_every_auditable_task_declares_a_part_that_satisfies_the_contract():
         assert audits.audit_rules(name) is part.load()
 
 
+class _RecognisesOnly:
+    """A part with its rule set and peer readers that recognises official files it cannot read."""
+    BENCHMARK, RULES = "seed", {"official": (len, "")}
+    from_lmms_eval = from_vlmevalkit = with_gold = staticmethod(len)
+
+    @staticmethod
+    def official_format(path) -> bool:
+        return True
+
+
+RECOGNISES_ONLY = _RecognisesOnly()
+
+
 @pytest.mark.parametrize("part,name,needle", [
     (AuditPart("mmbench_lib.tasks.mmmu_audit"), "seed", "is for 'mmmu', not 'seed'"),
     (AuditPart("mmbench_lib.tasks.letters"), "mmmu", "lacks RULES"),
     (AuditPart("mmbench_lib.tasks.seed_audit:NOPE"), "seed", "does not load"),
+    (AuditPart("tests.tasks.test_audit_part:RECOGNISES_ONLY"), "seed", "recognises official files (official_format) "
+                                                                       "but has no reader (read_official)"),
 ])
 def test_a_wrong_part_is_named(part, name, needle):
     assert any(needle in p for p in part.problems(name))
