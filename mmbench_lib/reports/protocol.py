@@ -27,7 +27,7 @@ from mmbench_lib.pipeline import rescoring
 from mmbench_lib.pipeline import runs as runs_mod
 from mmbench_lib.pipeline.config import RunSpec, run_params
 from mmbench_lib.tasks.protocols import protocol_for
-from mmbench_lib.reports import subruns
+from mmbench_lib.reports import numbers, subruns
 from mmbench_lib.scoring import pick
 from mmbench_lib.tasks.base import all_tasks, get_task, load_items
 from mmbench_lib.tasks.recipes import DEFAULT_RANKING_PROTOCOLS as DEFAULT_SEED_PROTOCOLS  # noqa: F401 - reports' names
@@ -529,21 +529,18 @@ def parser_report(benchmark: str, source, out_dir, variants=None, seeds: int = 2
 
 def headline_table(reports: dict[str, ProtocolReport]) -> pd.DataFrame:
     """Every protocol of every report (benchmark), in run order: kind (paper protocol or not), n common items,
-    accuracy and its 95% interval in percent (``accuracy_table``), items the protocol scored in its run, the run."""
+    accuracy (%) and its 95% interval (``accuracy_table``, printed as every table prints one: ``numbers``), items
+    the protocol scored in its run, the run."""
     rows = []
     for bench, r in reports.items():
         acc = accuracy_table(r.long)
         kinds = r.sources.set_index("protocol")["kind"].to_dict() if "kind" in r.sources else {}
         for x in acc.itertuples():
             rows.append({"benchmark": bench, "protocol": x.protocol, "kind": str(kinds.get(x.protocol, "")).split(":")[0],
-                         "n": int(x.n),
-                         "accuracy %": _pct_or_none(x.accuracy), "95% low": _pct_or_none(x.ci_low),
-                         "95% high": _pct_or_none(x.ci_high), "scored in run": int(x.scored_in_run), "run": x.run})
+                         "n": int(x.n), "accuracy %": numbers.percent(x.accuracy),
+                         "95% interval": numbers.interval_cell(x.ci_low, x.ci_high),
+                         "scored in run": int(x.scored_in_run), "run": x.run})
     return pd.DataFrame(rows)
-
-
-def _pct_or_none(v):
-    return None if v is None or pd.isna(v) else round(100 * float(v), 1)
 
 
 # --------------------------------------------------------------------------------------------- figures
