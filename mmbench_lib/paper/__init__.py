@@ -89,6 +89,7 @@ from mmbench_lib.paper.render import (  # noqa: F401
     render_mmmu,
     render,
     PAPER_TABLES,
+    shown_benchmarks,
     placement,
     gallery,
     main,

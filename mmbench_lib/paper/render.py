@@ -211,6 +211,13 @@ PAPER_TABLES = {"seed": ("seed2_table2", "seed1_table3", "seed2plus_table2"),
                 "mmstar": ("mmstar_table3", "mmstar_table5")}
 
 
+def shown_benchmarks(papers: str) -> list[str]:
+    """The benchmarks whose runs the tables of ``papers`` show (the tasks owning its ``PAPER_TABLES``), in task order:
+    notebook 40 adds their demo runs (``demo.task_runs``)."""
+    owners = {owner(t) for t in PAPER_TABLES[papers]}
+    return [t.name for t in all_tasks() if t.name in owners]
+
+
 def placement(papers: str, runs) -> list[str]:
     """One line for each run that no table or figure of ``papers`` shows, saying why and where it would show."""
     shown = {p: {owner(t) for t in tables} for p, tables in PAPER_TABLES.items()}

@@ -61,8 +61,8 @@ def task_data(benchmark: str, data: dict, demo: dict | None = None) -> dict:
 
 def flat_params(values: dict) -> dict:
     """The flat ``RunSpec`` parameters of a notebook's ``values``: every flat name of the spec (``config.SURFACE``)
-    given a value that is not empty (nor in :data:`UNSET`; of the run level only ``retry_failed``, which notebooks 10, 11
-    and 20 take), the endpoint options (:func:`endpoint_options`);
+    given a value that is not empty (nor in :data:`UNSET`; of the run level only ``retry_failed``, which notebooks
+    10, 11, 20 and 50-52 take), the endpoint options (:func:`endpoint_options`);
     ``clip_pretrained = ""`` means random CLIP weights (tests only). The data is :func:`run_data`'s."""
     flat = {}
     for p in SURFACE:

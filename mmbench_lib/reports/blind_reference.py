@@ -2,8 +2,8 @@
 
 The MMStar paper (Chen et al., NeurIPS 2024, arXiv 2403.20330) prints text-only scores on six benchmarks: Table 1,
 22 LLMs 2-shot; Table 2, LVLMs' LLM bases (0-shot) and the LVLMs without images. A task declares the column holding
-its scores (``Task.blind_reference``); each blind run (n, accuracy, the one 95% interval, on that column's items)
-goes above the paper's text-only rows, the same model's rows marked (:func:`name_tokens`), else every row shown as a
+its scores (``Task.blind_reference``); each blind run (n, accuracy, the one 95% interval, on that column's items:
+``reports.numbers``, the result model every output shows) goes above the paper's text-only rows, the same model's rows marked (:func:`name_tokens`), else every row shown as a
 labelled reference. The paper's LLMs generate answers read by heuristic matching (Section 5, A.1): the note says so.
 
 More: docs/modules.md, ``mmbench_lib/reports/blind_reference.py``.
@@ -20,11 +20,11 @@ from mmbench_lib import published
 from mmbench_lib.analysis.plots import model_name
 from mmbench_lib.analysis.reader import load_run
 from mmbench_lib.analysis.results import data_source
-from mmbench_lib.core.metrics import ci_fractions
-from mmbench_lib.core.uncertainty import SCORED
+from mmbench_lib.reports.numbers import interval_cell, of_rows, percent
 from mmbench_lib.tasks.base import canonical_name, get_task
 
-COLUMNS = ("source", "model", "setting", "same model", "data", "n", "accuracy %", "95% low", "95% high")
+#: a paper row has no n and no interval: those cells are empty (not ``<NA>`` / ``nan``)
+COLUMNS = ("source", "model", "setting", "same model", "data", "n", "accuracy %", "95% interval")
 #: tokens that name a checkpoint's file format, not the model (``meta-llama/Llama-2-7b-hf``)
 IGNORED_TOKENS = {"hf"}
 #: the MMStar tables' text-only strategies and how the table shows them
@@ -40,21 +40,20 @@ def name_tokens(name: str) -> Counter:
 
 
 def _ours(label: str, folder, task) -> dict:
-    """One blind run's row: n, accuracy and interval (fractions) on the declared group's items, its data."""
+    """One blind run's row: its result on the declared group's items (``numbers.of_rows``: n, accuracy and
+    interval as fractions), its data."""
     run = load_run(folder)
     df = run.samples
     ref = task.blind_reference
     if ref.group:
         df = df[df["dimension_id"].isin(task.groups[ref.group])]
-    ok = df[(df["status"] == SCORED) & df["correct"].notna()]
-    n, c = len(ok), int(ok["correct"].astype(bool).sum())
-    lo, hi = ci_fractions(ok[["id", "correct", "cluster"]].assign(status=SCORED).to_dict("records")) if n else (None, None)
+    res = of_rows(df)
     model = df["model"].iloc[0] if len(df) else label
     recipe = df["recipe"].dropna().iloc[0] if "recipe" in df and df["recipe"].notna().any() else None
     how = (f"recipe {recipe}" if task.protocol == "ranking" else recipe) if recipe else "official prompt"
     setting = f"text only, {how}, 0-shot"
     return {"source": "ours", "model": model_name(model), "spec": model, "setting": setting, "same model": "",
-            "data": data_source(run), "n": n, "accuracy": c / n if n else None, "ci_low": lo, "ci_high": hi,
+            "data": data_source(run), "n": res.n, "accuracy": res.value, "ci_low": res.low, "ci_high": res.high,
             "manifest": run.manifest or {}}
 
 
@@ -127,13 +126,13 @@ def reference_table(runs: dict) -> tuple[pd.DataFrame, str]:
         p["same"] = any(name_tokens(n) in mine for n in p["names"])
     matched = [p for p in paper if p["same"]]
     rows = [{k: o[k] for k in ("source", "model", "setting", "same model", "data", "n")}
-            | {"accuracy %": _pct(o["accuracy"]), "95% low": _pct(o["ci_low"]), "95% high": _pct(o["ci_high"])}
+            | {"accuracy %": percent(o["accuracy"]), "95% interval": interval_cell(o["ci_low"], o["ci_high"])}
             for o in ours]
     for p in sorted(paper, key=lambda p: (not p["same"], p["setting"] != "chance")):
         rows.append({"source": " / ".join(table_label(t) for t in ref.tables) if p["setting"] == "chance" else
                      table_label(p["table"]), "model": p["model"], "setting": p["setting"],
                      "same model": "yes" if p["same"] else ("chance" if p["setting"] == "chance" else "reference"),
-                     "data": "", "n": None, "accuracy %": float(p["value"]), "95% low": None, "95% high": None})
+                     "data": "", "n": None, "accuracy %": float(p["value"]), "95% interval": None})
     where = f"{ref.what} (column {ref.column} of {', '.join(ref.tables)}" + \
             (f"; our runs on the {ref.group} group's items" if ref.group else "") + ")"
     names = ", ".join(dict.fromkeys(o["model"] for o in ours))
@@ -148,9 +147,6 @@ def reference_table(runs: dict) -> tuple[pd.DataFrame, str]:
     extra = _data_note(task, ours)
     note += f" Data: {extra}." if extra else ""
     table = pd.DataFrame(rows, columns=list(COLUMNS))
-    table["n"] = table["n"].astype("Int64")  # ours only: the paper's rows print no n
-    return table, note
-
-
-def _pct(v):
-    return None if v is None or pd.isna(v) else round(100 * float(v), 1)
+    for c in ("n", "95% interval"):  # kept as given (ints, strings, None), not cast to float with nan
+        table[c] = pd.Series([r[c] for r in rows], dtype=object)
+    return table, note  # ours only carry n and an interval: a paper row's cells stay empty (None), in .md and .csv

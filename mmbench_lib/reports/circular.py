@@ -24,7 +24,7 @@ from mmbench_lib.models import load_adapter
 from mmbench_lib.pipeline import runs
 from mmbench_lib.pipeline.config import RunSpec
 from mmbench_lib.pipeline.preflight import BadValue, check_order_matters
-from mmbench_lib.reports import subruns
+from mmbench_lib.reports import numbers, subruns
 from mmbench_lib.tasks.options import movable, to_original
 from mmbench_lib.tasks.base import get_task, is_task, load_items
 
@@ -304,13 +304,14 @@ def headline_table(r: CircularReport) -> pd.DataFrame:
 
     return pd.DataFrame({
         "dimension": t["dimension"].map(lambda d: str(d).replace("_", " ")), "items": t["items"],
-        "incomplete": t["incomplete"], "plain %": t["plain %"].map(one), "plain 95%": _interval(t, "plain"),
-        "circular %": t["circular %"].map(one), "circular 95%": _interval(t, "circular"),
+        "incomplete": t["incomplete"], "plain %": t["plain %"].map(one), "plain 95%": _interval(r, "plain"),
+        "circular %": t["circular %"].map(one), "circular 95%": _interval(r, "circular"),
         "mean over orders %": t["mean over orders %"].map(one), "chance circular %": t["chance circular %"].map(one)})
 
 
-def _interval(t: pd.DataFrame, kind: str) -> list:
-    return [None if lo is None or pd.isna(lo) else f"{lo:.1f}-{hi:.1f}" for lo, hi in zip(t[f"{kind} low"], t[f"{kind} high"])]
+def _interval(r: CircularReport, kind: str) -> list:
+    """Each row's ``plain`` / ``circular`` interval cell, as every table prints one (``numbers.interval_cell``)."""
+    return [numbers.interval_cell(e["wilson_low"], e["wilson_high"]) for e in r.per_dimension[kind]]
 
 
 def write(r: CircularReport, out_dir) -> Path:

@@ -22,6 +22,7 @@ import pandas as pd
 from mmbench_lib.core.requests import GenerateRequest
 from mmbench_lib.models.openai_compat import OpenAICompatible
 from mmbench_lib.reports.circular import CircularReport, _entry_of
+from mmbench_lib.reports.numbers import interval_cell
 from mmbench_lib.tasks.base import get_task, is_task
 from mmbench_lib.tasks.letters import vlmevalkit_infer
 from mmbench_lib.tasks.options import to_original
@@ -170,7 +171,7 @@ def _pct(v):
 
 
 def _span(e: dict):
-    return None if e.get("ci_low") is None else f"{100 * e['ci_low']:.1f}-{100 * e['ci_high']:.1f}"
+    return interval_cell(e.get("ci_low"), e.get("ci_high"))  # as every table prints an interval
 
 
 def unmatched_line(r: CircularReport, judge_record: dict | None = None) -> str:

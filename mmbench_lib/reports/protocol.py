@@ -27,7 +27,7 @@ from mmbench_lib.pipeline import rescoring
 from mmbench_lib.pipeline import runs as runs_mod
 from mmbench_lib.pipeline.config import RunSpec, run_params
 from mmbench_lib.tasks.protocols import protocol_for
-from mmbench_lib.reports import subruns
+from mmbench_lib.reports import numbers, subruns
 from mmbench_lib.scoring import pick
 from mmbench_lib.tasks.base import all_tasks, get_task, load_items
 from mmbench_lib.tasks.recipes import DEFAULT_RANKING_PROTOCOLS as DEFAULT_SEED_PROTOCOLS  # noqa: F401 - reports' names
@@ -428,11 +428,22 @@ def seed_report(benchmark: str, data: dict, out_dir, protocols=None, reuse: bool
     if protocol_for(benchmark).generates:
         raise ValueError(f"seed_report is for the ranking benchmarks {', '.join(t.name for t in all_tasks('ranking'))}, "
                          f"not {benchmark!r}")
+    base = _base(benchmark, out_dir, settings, spec, data=data, shard_index=shard[0], num_shards=shard[1])
+    return ranking_report(base, protocols, reuse, limit=spec.get("limit"))
+
+
+def ranking_report(base: RunSpec, protocols=None, reuse: bool = True, limit: int | None = None) -> ProtocolReport | None:
+    """:func:`seed_report` from the one spec of a notebook's parameter cell (``pipeline.params.notebook_spec``):
+    its task, data, model, selection (``limit``, shard) and settings; its folder holds the report's runs.
+    ``limit``: as the notebook gave it (recorded in each run's parameters; default the spec's)."""
+    benchmark, data, out_dir = base.task.benchmark, base.task.data, base.out_dir
+    if protocol_for(benchmark).generates:
+        raise ValueError(f"ranking_report is for the ranking benchmarks, not {benchmark!r}")
+    shard = (base.selection.shard_index, base.selection.num_shards)
+    limit = base.selection.limit if limit is None else limit
     chosen = ranking_protocols(benchmark, protocols)
     recipes = list(dict.fromkeys(p.recipe for p in chosen))
-    base = _base(benchmark, out_dir, settings, spec, data=data, recipe=recipes[0], shard_index=shard[0],
-                 num_shards=shard[1])
-    limit = spec.get("limit")  # (as given: recorded in each run's parameters)
+    base = base.with_params(recipe=recipes[0])
     items = load_items(benchmark, data)
     print(_scope(benchmark, len(items), limit), flush=True)
     items = items[:limit] if limit else items
@@ -469,6 +480,20 @@ def parser_report(benchmark: str, source, out_dir, variants=None, seeds: int = 2
     ``shard=(k, n)``, n > 1: only shard k's items are generated and ``None`` is returned (as :func:`seed_report`)."""
     if benchmark not in PARSER_VARIANTS:
         raise ValueError(f"parser_report is for {' / '.join(PARSER_VARIANTS)}, not {benchmark!r}")
+    base = _base(benchmark, out_dir, settings, spec, source=str(source), shard_index=shard[0], num_shards=shard[1])
+    return generation_report(base, variants, seeds, reuse, modes, mode_max_new_tokens, limit=spec.get("limit"))
+
+
+def generation_report(base: RunSpec, variants=None, seeds: int = 2000, reuse: bool = True, modes=(),
+                      mode_max_new_tokens: int | None = None, limit: int | None = None) -> ProtocolReport | None:
+    """:func:`parser_report` from the one spec of a notebook's parameter cell (``pipeline.params.notebook_spec``):
+    its task, data (source, split, subjects), model, selection and settings; its folder holds the report's runs.
+    ``limit``: as the notebook gave it (recorded in each run's parameters; default the spec's)."""
+    benchmark, out_dir = base.task.benchmark, base.out_dir
+    shard = (base.selection.shard_index, base.selection.num_shards)
+    limit = base.selection.limit if limit is None else limit
+    if benchmark not in PARSER_VARIANTS:
+        raise ValueError(f"parser_report is for {' / '.join(PARSER_VARIANTS)}, not {benchmark!r}")
     unknown = [m for m in modes if m not in MODE_PROTOCOLS[benchmark]]
     if unknown:
         raise ValueError(f"{benchmark} has no prompt mode {unknown[0]!r} to compare; use {list(MODE_PROTOCOLS[benchmark])}")
@@ -480,8 +505,6 @@ def parser_report(benchmark: str, source, out_dir, variants=None, seeds: int = 2
         m = task.prompt_mode(p.prompt_mode)
         return next(k for k, o in task.prompt_modes.items() if o.prompt == m.prompt and not o.answer_line)
 
-    base = _base(benchmark, out_dir, settings, spec, source=str(source), shard_index=shard[0], num_shards=shard[1])
-    limit = spec.get("limit")  # (as given: recorded in each run's parameters)
     made, long, ids = {}, [], None
     shared = _SharedModel({k: v for k, v in base.adapter_options().items() if k != "scorer"})
     gen_modes = list(dict.fromkeys(run_mode(p) for p in chosen))
@@ -529,21 +552,18 @@ def parser_report(benchmark: str, source, out_dir, variants=None, seeds: int = 2
 
 def headline_table(reports: dict[str, ProtocolReport]) -> pd.DataFrame:
     """Every protocol of every report (benchmark), in run order: kind (paper protocol or not), n common items,
-    accuracy and its 95% interval in percent (``accuracy_table``), items the protocol scored in its run, the run."""
+    accuracy (%) and its 95% interval (``accuracy_table``, printed as every table prints one: ``numbers``), items
+    the protocol scored in its run, the run."""
     rows = []
     for bench, r in reports.items():
         acc = accuracy_table(r.long)
         kinds = r.sources.set_index("protocol")["kind"].to_dict() if "kind" in r.sources else {}
         for x in acc.itertuples():
             rows.append({"benchmark": bench, "protocol": x.protocol, "kind": str(kinds.get(x.protocol, "")).split(":")[0],
-                         "n": int(x.n),
-                         "accuracy %": _pct_or_none(x.accuracy), "95% low": _pct_or_none(x.ci_low),
-                         "95% high": _pct_or_none(x.ci_high), "scored in run": int(x.scored_in_run), "run": x.run})
+                         "n": int(x.n), "accuracy %": numbers.percent(x.accuracy),
+                         "95% interval": numbers.interval_cell(x.ci_low, x.ci_high),
+                         "scored in run": int(x.scored_in_run), "run": x.run})
     return pd.DataFrame(rows)
-
-
-def _pct_or_none(v):
-    return None if v is None or pd.isna(v) else round(100 * float(v), 1)
 
 
 # --------------------------------------------------------------------------------------------- figures

@@ -25,6 +25,7 @@ from mmbench_lib.tasks.copies import tables
 from mmbench_lib.tasks.copies.tables import read_parquet
 from mmbench_lib.tasks.letters import mmstar_letter
 from mmbench_lib.tasks.mmmu import default_cache_dir, write_image
+from mmbench_lib.tasks.recipes import RANKING_PROTOCOLS, Protocol
 from mmbench_lib.tasks.seed1 import SeedTask
 
 BENCHMARK = "mmstar"
@@ -284,6 +285,24 @@ class MMStarTask(SeedTask):
     table_groups = {**{abbr.lower(): cap for cap, abbr in ABBREVIATIONS.items()}, "avg": "Overall"}
     audit = AuditPart("mmbench_lib.tasks.mmstar_audit")  # mmbench audit (docs/audit.md, MMStar section)
     blind_reference = None  # MMStar's own tables are its published tables
+    #: notebook 50's protocols. The official one is a generated answer read by heuristic matching (MMStar paper A.1,
+    #: "Implementation details": 0-shot for LVLMs, a VLMEvalKit-based codebase, no GPT-4 extraction; the rule is
+    #: ``MMStar_eval`` of eval/vlmeval/evaluate/mmstar.py at 88f243a: recipe ``mmstar-gen``, read by ``mmstar``).
+    #: The paper ranks nothing, so every ranked reading (SEED's recipes) and the harnesses' readings are NOT official.
+    ranking_protocols = {p.key: p for p in (
+        Protocol("official", "generated, official", "official: MMStar (paper A.1) generated answer, 0-shot, lmms-eval's "
+                 "mmstar prompt, read by MMStar_eval's matching rule", "mmstar-gen", "mmstar"),
+        Protocol("content-sum", "content, sum", "NOT official: MMStar has no ranking protocol; SEED v1's recipe, summed "
+                 "NLL of the option text", "seed1-ppl", "sum"),
+        Protocol("content-mean", "content, mean", "NOT official: MMStar has no ranking protocol; SEED v1's recipe, mean "
+                 "NLL of the option text", "seed1-ppl", "mean"),
+        Protocol("letters", "letters ranked", "NOT official: MMStar has no ranking protocol; options in the prompt, "
+                 "letters ranked by mean NLL (Qwen-VL recipe)", "qwen-vl-letters", "mean"),
+        Protocol("gen-vlmevalkit", "generated, VLMEvalKit", RANKING_PROTOCOLS["gen-vlmevalkit"].kind.replace(
+            "NOT a paper protocol", "NOT official") + " (VLMEvalKit's generic can_infer, not MMStar's rule)",
+                 "vlmevalkit-gen", "vlmevalkit"),
+    )}
+    default_ranking_protocols = ("official", "content-sum", "content-mean", "letters", "gen-vlmevalkit")
     dimensions = DIMENSIONS
     groups = GROUPS
     numbered_dimensions = False

@@ -115,8 +115,7 @@ def test_blind_runs_beside_the_published_text_only_rows(audited):
         overall = audited.audit.per_model[(audited.audit.per_model["label"] == label)].iloc[-1]
         assert ours.loc[name, "n"] == overall["n"] == 12
         assert ours.loc[name, "accuracy %"] == round(100 * overall["accuracy"], 1)
-        assert ours.loc[name, "95% low"] == round(100 * overall["ci_low"], 1)
-        assert ours.loc[name, "95% high"] == round(100 * overall["ci_high"], 1)
+        assert ours.loc[name, "95% interval"] == f"{100 * overall['ci_low']:.1f}-{100 * overall['ci_high']:.1f}"
         assert ours.loc[name, "setting"] == "text only, recipe seed1-ppl, 0-shot" and ours.loc[name, "data"].startswith("demo data")
     paper = table[table["source"] != "ours"]
     t1, t2 = published.load("mmstar_table1"), published.load("mmstar_table2")

@@ -264,3 +264,30 @@ def test_mmbench_report_labels_its_protocols_from_the_task(demo, outputs):
     assert list(rep.sources["kind"]) == [pr.ranking_protocols("mmb", ["letters"])[0].kind,
                                          pr.ranking_protocols("mmb", ["content-sum"])[0].kind]
     assert head["n"].iloc[0] == 22
+
+
+def test_mmstar_declares_its_own_protocols_the_official_one_generated():
+    """MMStar (paper A.1): LVLMs 0-shot, a generated answer read by heuristic matching (``MMStar_eval``): the official
+    protocol is recipe ``mmstar-gen`` read by the ``mmstar`` rule; SEED's ranked readings are not MMStar's protocol."""
+    star = {p.key: p for p in pr.ranking_protocols("mmstar")}
+    assert list(star) == ["official", "content-sum", "content-mean", "letters", "gen-vlmevalkit"]
+    assert (star["official"].recipe, star["official"].view) == ("mmstar-gen", "mmstar")
+    assert star["official"].kind.startswith("official: MMStar")
+    assert all(p.kind.startswith("NOT official") for k, p in star.items() if k != "official")
+    assert star != {p.key: p for p in pr.ranking_protocols("seed")}  # not SEED's labels
+
+
+def test_mmstar_report_reads_the_official_rule_from_the_stored_responses(demo, outputs):
+    """A real MMStar report with the tiny random-weight LLaVA: the official protocol's letters are the ``mmstar``
+    rule's reading of each stored response (``extracted``), scored against the gold answer."""
+    data = runs.demo_args("mmstar", demo)
+    rep = pr.seed_report("mmstar", data, outputs / "mmstar", model="tiny-llava", protocols=["official", "content-sum"],
+                         scorer="reference", reuse=False, max_new_tokens=4, device="cpu")
+    head = pr.headline_table({"mmstar": rep})
+    assert list(head["protocol"]) == ["generated, official", "content, sum"]
+    assert list(head["kind"]) == ["official", "NOT official"]
+    rows = [json.loads(x) for x in (outputs / "mmstar" / "mmstar__mmstar-gen" / "predictions.jsonl").read_text().splitlines()]
+    official = rep.long[rep.long["key"] == "official"].set_index("id")
+    for r in rows:
+        if r["id"] in official.index:
+            assert official.loc[r["id"], "prediction"] == r["extracted"]["mmstar"]
