@@ -213,7 +213,7 @@ PAPER_TABLES = {"seed": ("seed2_table2", "seed1_table3", "seed2plus_table2"),
 
 def shown_benchmarks(papers: str) -> list[str]:
     """The benchmarks whose runs the tables of ``papers`` show (the tasks owning its ``PAPER_TABLES``), in task order:
-    notebook 40 adds their demo runs (``demo.task_runs``)."""
+    notebook 40 adds their demo runs (``demo.runs.demo_runs``)."""
     owners = {owner(t) for t in PAPER_TABLES[papers]}
     return [t.name for t in all_tasks() if t.name in owners]
 
