@@ -3,15 +3,17 @@
 The folder's manifest is read as a run record (``core.record.from_manifest``; older manifests upgraded) and compared
 with the call's through the one comparison, ``core.record.differences``: first what each wrote it was made with
 (benchmark, model, recipe (ranking), generation settings, option order, the path video items took), then the
-recorded ``RunSpec.identity()`` (runs since the spec). Ranking and generation runs call :func:`check_same_run`; any
+``RunSpec.identity()`` (recorded by runs since the spec; older runs' flat config upgraded to the spec it describes,
+:func:`upgraded`). Ranking and generation runs call :func:`check_same_run`; any
 difference is refused with one line naming each difference. (``mmbench run`` checks the notebook's parameters
 against the folder's ``params.yaml`` before the kernel starts, ``runner.check_resume``; this is the check of the run
 itself.)
 """
 from __future__ import annotations
 
-from mmbench_lib.core.record import call_record, changes, differences, from_manifest
+from mmbench_lib.core.record import RunRecord, call_record, changes, differences, from_manifest
 from mmbench_lib.core.store import RunStore
+from mmbench_lib.pipeline.config import RunSpec
 from mmbench_lib.tasks.recipes import Recipe
 
 
@@ -19,6 +21,21 @@ def identity(man: dict) -> dict:
     """What a manifest (or a call's manifest fields) records its rows were made with
     (``core.record.RunRecord.made``; a recipe recorded before a field existed had its default)."""
     return from_manifest(man).made(Recipe().to_dict())
+
+
+def upgraded(rec: RunRecord, out_dir=None) -> RunRecord:
+    """``rec`` with its ``RunSpec.identity()``: recorded (runs since the spec), or that of the spec its flat config
+    describes (older runs: a field the config did not record has the spec's default, as it had then). A config this
+    version no longer reads as a spec is a ``ValueError`` naming why."""
+    if rec.spec_identity is not None:
+        return rec
+    if not rec.params:
+        raise ValueError("no recorded config")
+    try:
+        spec = RunSpec.from_params(**{**rec.params, "out_dir": out_dir or rec.params.get("out_dir") or "."})
+    except (ValueError, TypeError, KeyError) as e:
+        raise ValueError(f"recorded config ({' '.join(str(e).split())})") from None
+    return from_manifest({**rec.raw, "identity": spec.identity()})
 
 
 #: how resume words a difference users see (the rest: ``field old (this call: new)``)
@@ -49,8 +66,13 @@ def check_same_run(store: RunStore, now: dict, spec_identity: dict | None = None
         return
     call = call_record(now, spec_identity)
     diff = differences(old, call, (), over="made", word=_words, recipe_defaults=Recipe().to_dict())
-    if not diff and spec_identity is not None and old.spec_identity is not None:
-        diff = differences(old, call, (), over="spec", where=False, word=_words)
+    if not diff and spec_identity is not None:
+        try:
+            old = upgraded(old, store.dir)
+        except ValueError:  # a config of an earlier version: what it wrote it was made with was compared above
+            pass
+        else:
+            diff = differences(old, call, (), over="spec", where=False, word=_words)
     if diff:
         raise ValueError(f"{store.dir} holds a run of benchmark {old.benchmark!r}, model {old.model.get('name')!r} "
                          f"made with other settings: {'; '.join(diff)}. Use another run_id, or the same settings to "

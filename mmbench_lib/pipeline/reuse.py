@@ -6,8 +6,8 @@ manifest is read as a run record (``core.record.from_manifest``) and is the run 
 judges, ...: compared by ``core.record.differences``; the data compared by content below), and its recipe (up to the
 reduction: both are stored), its data (the annotation file by hash, or the source folder) and the loader's filters
 are the same. A run recorded before the identity (a flat ``config``) is upgraded to the spec it describes
-(``RunSpec.from_params`` of its record: a field it did not record has the spec's default, as it had then) and compared the same
-way. ``limit`` is not part of the identity: a run of the first M items answers the first N < M as a run of N would,
+(``pipeline.resume.upgraded``: a field it did not record has the spec's default, as it had then) and compared the
+same way. ``limit`` is not part of the identity: a run of the first M items answers the first N < M as a run of N would,
 and the caller asks that the run hold every item it reads (``reports.protocol.find_run``). A CircularEval rotation
 (``rot-3``) is another run: its letters name other options. :func:`identity_difference` is the one comparison; it
 names the first field that differs.
@@ -19,6 +19,7 @@ import inspect
 from mmbench_lib.core import manifest as manifest_mod
 from mmbench_lib.core.record import PART_DEFAULTS, RunRecord, differences, from_manifest
 from mmbench_lib.pipeline.config import RunSpec
+from mmbench_lib.pipeline.resume import upgraded
 from mmbench_lib.tasks._common import file_sha256
 from mmbench_lib.tasks.base import get_task, path_parameters
 from mmbench_lib.tasks.recipes import Recipe, get_recipe
@@ -50,12 +51,9 @@ def _same_path(a, b) -> bool:
     return str(manifest_mod.resolve(a).resolve()) == str(manifest_mod.resolve(b).resolve())
 
 
-def _recorded(rec: RunRecord, out_dir) -> RunRecord:
-    """``rec`` with its ``RunSpec.identity()``: recorded (runs since the spec), or the one of the spec its flat config
-    describes (older runs); the option order spelled out field by field (no order: the defaults)."""
-    identity = rec.spec_identity
-    if identity is None:
-        identity = RunSpec.from_params(**{**rec.params, "out_dir": out_dir}).identity()
+def _options_spelled_out(rec: RunRecord) -> RunRecord:
+    """``rec`` with its identity's option order spelled out field by field (no order: the defaults)."""
+    identity = rec.spec_identity or {}
     selection = dict(identity.get("selection") or {})
     order = selection.pop("options", None) or PART_DEFAULTS["selection"]
     return from_manifest({**rec.raw, "identity": {**identity, "selection": {**selection, **order}}})
@@ -65,14 +63,12 @@ def identity_difference(man: dict, wanted: RunSpec) -> str | None:
     """The first way the run recorded in manifest ``man`` is not the run ``wanted`` describes, in words
     (``"rotation 3 (wanted 0)"``), or ``None`` when it is the same run."""
     rec = from_manifest(man)
-    if not rec.params:
-        return "no recorded config"
     try:
-        old = _recorded(rec, wanted.out_dir)
-    except (ValueError, TypeError, KeyError) as e:  # a config this version no longer reads as a spec: not reused
-        return f"recorded config ({' '.join(str(e).split())})"
-    why = "; ".join(differences(old, _recorded(from_manifest({"identity": wanted.identity()}), None), ELSEWHERE,
-                                over="spec", word=lambda n, a, b: f"{n} {a!r} (wanted {b!r})"))
+        old = _options_spelled_out(upgraded(rec, wanted.out_dir))
+    except ValueError as e:  # no config, or one this version no longer reads as a spec: not reused
+        return str(e)
+    new = _options_spelled_out(from_manifest({"identity": wanted.identity()}))
+    why = "; ".join(differences(old, new, ELSEWHERE, over="spec", word=lambda n, a, b: f"{n} {a!r} (wanted {b!r})"))
     if why:
         return why
     data = wanted.task.data
