@@ -11,7 +11,7 @@ itself.)
 """
 from __future__ import annotations
 
-from mmbench_lib.core.record import RunRecord, call_record, changes, differences, from_manifest
+from mmbench_lib.core.record import RunRecord, call_record, differences, from_manifest
 from mmbench_lib.core.store import RunStore
 from mmbench_lib.pipeline.config import RunSpec
 from mmbench_lib.tasks.recipes import Recipe
@@ -50,17 +50,11 @@ def _words(name: str, old, new) -> str | None:
     return _WORDING.get(name, name + " {old!r} (this call: {new!r})").format(old=old, new=new)
 
 
-def spec_changes(old: dict, new: dict, prefix: str = "", where: bool = True) -> list[str]:
-    """The dotted fields of two ``RunSpec.identity()`` dicts that differ (``core.record.changes``), worded
-    ``field old (this call: new)``; ``where=False`` leaves out the paths of the data (their contents are hashed
-    elsewhere)."""
-    return [f"{n} {a!r} (this call: {b!r})" for n, a, b in changes(old, new, where=where, prefix=prefix)]
-
-
 def check_same_run(store: RunStore, now: dict, spec_identity: dict | None = None) -> None:
     """Refuse to add rows made otherwise to ``store``: ``now`` is what the call makes its rows with (the keys of
     :func:`identity`; generation runs give no recipe), ``spec_identity`` the call's ``RunSpec.identity()``,
-    compared with the one the manifest records (runs since the spec). A store without rows is free."""
+    compared with the one the manifest records (an older run's flat config upgraded, :func:`upgraded`). A store
+    without rows is free."""
     old = from_manifest(store.manifest())
     if not old.raw or not store.rows():
         return
