@@ -1,16 +1,12 @@
 """When a stored run may stand for the run a report asks for: only when its whole identity is the same.
 
 A report (notebooks 50, 40) reuses a finished run from ``outputs/`` instead of making it again. The stored run's
-manifest is read as a run record (``core.record.from_manifest``) and is the run asked for only when its recorded
-``RunSpec.identity()`` equals the wanted one (model and its settings, option order, prompt mode, recipe, selection,
-judges, ...: compared by ``core.record.differences``; the data compared by content below), and its recipe (up to the
-reduction: both are stored), its data (the annotation file by hash, or the source folder) and the loader's filters
-are the same. A run recorded before the identity (a flat ``config``) is upgraded to the spec it describes
-(``pipeline.resume.upgraded``: a field it did not record has the spec's default, as it had then) and compared the
-same way. ``limit`` is not part of the identity: a run of the first M items answers the first N < M as a run of N would,
-and the caller asks that the run hold every item it reads (``reports.protocol.find_run``). A CircularEval rotation
-(``rot-3``) is another run: its letters name other options. :func:`identity_difference` is the one comparison; it
-names the first field that differs.
+manifest is read as a run record (``core.record``; an older flat ``config`` upgraded to the spec it describes,
+``pipeline.resume.upgraded``); it is the run asked for only when its ``RunSpec.identity()`` equals the wanted one
+(compared by ``core.record.differences``; the data by content below), and its recipe (up to the reduction: both are
+stored), its data (the annotation file by hash, or the source folder) and the loader's filters are the same.
+``limit`` is not identity: the caller asks that the run hold every item it reads (``reports.protocol.find_run``). A
+CircularEval rotation (``rot-3``) is another run. :func:`identity_difference` names the first field that differs.
 """
 from __future__ import annotations
 
