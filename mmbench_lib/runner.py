@@ -331,9 +331,9 @@ NOT_KEPT = ("data", "engine_options", "name", "scorer")
 #: compared next) and :data:`NOT_KEPT`, and the notebook parameters :data:`KEPT`
 RESUME_KEYS = tuple(p.name for p in SURFACE if p.name not in NOT_IDENTITY and p.name not in SELECTION_KEYS
                     and p.key not in NOT_KEPT) + KEPT
-#: those a manifest records as the notebook gave them: its flat names but paths (resolved there) and the baseline (a
-#: ``random`` model on a generation benchmark records the random baseline)
-CONFIG_KEYS = tuple(k for k in RESUME_KEYS if k in FLAT and k != "baseline"
+#: those a manifest records as the notebook gave them: its flat names but paths and the dtype (resolved there) and
+#: the baseline (a ``random`` model on a generation benchmark records the random baseline)
+CONFIG_KEYS = tuple(k for k in RESUME_KEYS if k in FLAT and k not in ("baseline", "dtype")
                     and not any(Path in p.kind for p in SURFACE if p.name == k))
 
 
