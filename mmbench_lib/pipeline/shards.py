@@ -64,7 +64,7 @@ def fingerprint(manifest: dict) -> dict:
     these are equal."""
     rec = from_manifest(manifest)
     made = rec.made()
-    recipe = made["recipe"] or {}
+    recipe = made["recipe"]
     return {**made, "model": {k: v for k, v in rec.model.items() if k in MODEL_KEYS},
             "recipe": {k: v for k, v in recipe.items() if k != "reduction"} if isinstance(recipe, dict) else recipe,
             "reduction": recipe.get("reduction") if isinstance(recipe, dict) else None,
