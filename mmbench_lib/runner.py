@@ -29,6 +29,7 @@ from mmbench_lib.analysis.results import write_results
 from mmbench_lib.analysis.subsets import _benchmark as same_benchmark, read_blind_ids
 from mmbench_lib.core.flags import is_bool, parse_bool
 from mmbench_lib.core.manifest import repo_root
+from mmbench_lib.core.record import NOT_IDENTITY, from_manifest
 from mmbench_lib.core.paths import check_outputs_root, make_run_id, run_folder, validate_run_id
 from mmbench_lib.core.progress import ENV as PROGRESS_ENV, CellLines
 from mmbench_lib.core.secrets import check_parameters as check_no_credentials
@@ -36,10 +37,10 @@ from mmbench_lib.core.yaml_limits import load as load_yaml
 from mmbench_lib.core.store import MANIFEST, PREDICTIONS, shard_dir, write_text_atomic
 from mmbench_lib.pipeline.params import data_names, is_given, with_data
 from mmbench_lib.pipeline.preflight import BadValue, absolute_paths, check_values, did_you_mean
-from mmbench_lib.pipeline.selection import describe_change, selection_change
+from mmbench_lib.pipeline.selection import SELECTION_KEYS, describe_change, selection_change
 from mmbench_lib.pipeline.shards import shard_from_params
 from mmbench_lib.tasks.base import all_tasks, get_task, is_task, path_parameters
-from mmbench_lib.pipeline.config import SURFACE, run_params
+from mmbench_lib.pipeline.config import FLAT, SURFACE
 
 
 class ParameterError(ValueError):
@@ -318,13 +319,22 @@ def check_param_values(notebook: str, params: dict, known: dict) -> None:
                                  f"this run is {bench!r}")
 
 
-#: parameters that decide what a run computes: a run folder holding predictions keeps its values
-RESUME_KEYS = ("benchmark", "benchmarks", "model", "models", "recipe", "reduction", "split", "source",
-               "annotation_file", "max_new_tokens", "dtype", "revision", "trust_remote_code", "device_map",
-               "max_memory", "seed", "papers", "num_shards", "prompt_mode")
-#: those a manifest's ``config`` records as the notebook gave them (paths and dtypes are resolved there)
-CONFIG_KEYS = ("benchmark", "model", "recipe", "reduction", "split", "max_new_tokens", "seed", "device_map", "max_memory",
-               "prompt_mode")
+#: notebook parameters a run folder keeps beside the run's identity: a report's benchmarks, models and papers, the SEED
+#: notebooks' annotation file, where the model ran (placement changes the numerics) and in how many shards
+KEPT = ("benchmarks", "models", "papers", "annotation_file", "device_map", "max_memory", "num_shards")
+#: spec fields a run folder does not keep here: the data (its selection is compared next, its files are hashed by the
+#: run), a served engine's options (those that change an answer are in ``RunSpec.identity``, compared by the run), the
+#: display name and the likelihood engine (neither changes a stored row)
+NOT_KEPT = ("data", "engine_options", "name", "scorer")
+#: parameters that decide what a run computes: a run folder holding predictions keeps their values. The record's
+#: identity (``core.record``: the flat surface but ``NOT_IDENTITY``), less the selection (``pipeline.selection``,
+#: compared next) and :data:`NOT_KEPT`, and the notebook parameters :data:`KEPT`
+RESUME_KEYS = tuple(p.name for p in SURFACE if p.name not in NOT_IDENTITY and p.name not in SELECTION_KEYS
+                    and p.key not in NOT_KEPT) + KEPT
+#: those a manifest records as the notebook gave them: its flat names but paths and the dtype (resolved there) and
+#: the baseline (a ``random`` model on a generation benchmark records the random baseline)
+CONFIG_KEYS = tuple(k for k in RESUME_KEYS if k in FLAT and k not in ("baseline", "dtype")
+                    and not any(Path in p.kind for p in SURFACE if p.name == k))
 
 
 def _plain(value):
@@ -356,8 +366,8 @@ def _previous_settings(folder: Path, notebook: Path, known: dict) -> tuple[str, 
         return str(saved), effective_params(old, known), RESUME_KEYS
     for m in sorted(folder.glob(f"{Path(MANIFEST).stem}*.json")) + sorted(folder.glob(f"*/{Path(MANIFEST).stem}*.json")):
         try:
-            config = run_params(json.loads(m.read_text(encoding="utf-8")))
-        except (OSError, ValueError, AttributeError):
+            config = from_manifest(json.loads(m.read_text(encoding="utf-8"))).params
+        except (OSError, ValueError):
             continue
         if config:
             return str(m), config, CONFIG_KEYS

@@ -15,15 +15,13 @@ from pathlib import Path
 
 from mmbench_lib.core.datasource import describe as describe_data
 from mmbench_lib.core.metrics import summarize
+from mmbench_lib.core.record import changes, from_manifest
 from mmbench_lib.core.store import RunStore, read_jsonl, write_json_atomic
 from mmbench_lib.pipeline.selection import selection_change, selection_of
 from mmbench_lib.tasks.base import canonical_name, get_task, is_task
-from mmbench_lib.pipeline.config import RunSpec, identity_hash, run_params
+from mmbench_lib.pipeline.config import RunSpec, identity_hash
 from mmbench_lib.tasks.base import load_items
 
-#: the fields of a shard's fingerprint, in the order a difference is reported
-FINGERPRINT = ("benchmark", "model", "recipe", "reduction", "generation", "selection", "options", "video_input",
-               "data_sha256", "data_revision", "num_shards", "identity")
 #: the model description's fields that decide its answers (not its placement: shards run on different GPUs)
 MODEL_KEYS = ("adapter", "name", "scorer", "dtype", "seed", "revision", "append_eos")
 
@@ -57,34 +55,30 @@ def shard_manifests(run_dir) -> list[Path]:
 
 
 def fingerprint(manifest: dict) -> dict:
-    """What makes a shard part of one run, from its manifest: benchmark, model, recipe and reduction,
-    generation settings, the item selection (``limit``, dimensions, subjects, split, level, part;
-    ``mmbench_lib.pipeline.selection``), option order, video path, the data files' hashes (and a generation run's ``data_revision``) and the shard
+    """What makes a shard part of one run, from its manifest read as a run record (``core.record``), in the order a
+    difference is reported: what the run wrote it was made with (``RunRecord.made``: benchmark, model, recipe,
+    generation settings, option order, video path; the model by :data:`MODEL_KEYS`, the recipe without its
+    reduction, which follows), the item selection (``limit``, dimensions, subjects, split, level, part;
+    ``mmbench_lib.pipeline.selection``), the data files' hashes (and a generation run's ``data_revision``), the shard
     count, and the run's ``identity`` (``RunSpec.identity``, hashed; runs since the spec). Shards merge only when
     these are equal."""
-    recipe = manifest.get("recipe") or {}
-    return {
-        "benchmark": manifest.get("benchmark"),
-        "model": {k: v for k, v in (manifest.get("model") or {}).items() if k in MODEL_KEYS},
-        "recipe": {k: v for k, v in recipe.items() if k != "reduction"} if isinstance(recipe, dict) else recipe,
-        "reduction": recipe.get("reduction") if isinstance(recipe, dict) else None,
-        "generation": manifest.get("generation"),
-        "selection": selection_of(run_params(manifest)),
-        "options": manifest.get("options"),
-        "video_input": (manifest.get("video_input") or {}).get("used"),
-        "data_sha256": manifest.get("data_sha256"),
-        "data_revision": manifest.get("data_revision"),  # generation: the data's hash or hub commit (equal: one copy)
-        "num_shards": (manifest.get("shard") or {}).get("count", manifest.get("num_shards")),
-        "identity": identity_hash(manifest["identity"]) if isinstance(manifest.get("identity"), dict) else None,
-    }
+    rec = from_manifest(manifest)
+    made = rec.made()
+    recipe = made["recipe"]
+    return {**made, "model": {k: v for k, v in rec.model.items() if k in MODEL_KEYS},
+            "recipe": {k: v for k, v in recipe.items() if k != "reduction"} if isinstance(recipe, dict) else recipe,
+            "reduction": recipe.get("reduction") if isinstance(recipe, dict) else None,
+            "selection": selection_of(rec.params), "data_sha256": rec.data_sha256,
+            "data_revision": rec.raw.get("data_revision"),  # generation: the data's hash or hub commit (equal: one copy)
+            "num_shards": rec.shard.get("count", rec.raw.get("num_shards")),
+            "identity": identity_hash(rec.spec_identity) if rec.spec_identity is not None else None}
 
 
 def fingerprint_difference(a: dict, b: dict) -> str | None:
-    """The first fingerprint field where two shards differ, as ``field: A vs B``; ``None`` if none."""
-    for key in FINGERPRINT:
-        if a.get(key) != b.get(key):
-            return f"{key}: {a.get(key)!r} vs {b.get(key)!r}"
-    return None
+    """The first fingerprint field where two shards differ, as ``field: A vs B`` (``core.record.changes``, in the
+    fingerprint's order); ``None`` if none."""
+    found = changes(a, b, nested=False)
+    return f"{found[0][0]}: {found[0][1]!r} vs {found[0][2]!r}" if found else None
 
 
 def check_benchmark(given: str | None, recorded: str | None, where) -> None:
@@ -103,9 +97,11 @@ def recorded_benchmark(run_dir) -> str | None:
     """The benchmark a run folder's manifest (or its first shard manifest) records, if any."""
     for path in [Path(run_dir) / "manifest.json", *shard_manifests(run_dir)]:
         try:
-            return json.loads(path.read_text(encoding="utf-8")).get("benchmark")
-        except (OSError, ValueError, AttributeError):
+            man = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
             continue
+        if isinstance(man, dict):
+            return from_manifest(man).benchmark
     return None
 
 
@@ -128,7 +124,8 @@ def task_golds(manifest: dict, where) -> dict | None:
     """The gold answer of every item the run asks, by id, from the task's own data as the shard manifest records it
     (loader arguments, selection and option order: ``RunSpec.from_manifest``); ``None`` for a manifest that
     records no data (made by hand, or before the data was recorded). Data that cannot be read is one line."""
-    if not manifest.get("data") and not (manifest.get("spec") or {}).get("task", {}).get("data"):
+    rec = from_manifest(manifest)
+    if not rec.data and not rec.source:
         return None
     try:
         spec = RunSpec.from_manifest(manifest, shard_index=0, num_shards=1)
@@ -188,8 +185,8 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
         for mpath in shard_manifests(d):
             try:
                 m = json.loads(mpath.read_text(encoding="utf-8"))
-                idx, n = m["shard"]["index"], m["shard"]["count"]
-                ids = m["shard"]["item_ids"]
+                rec = from_manifest(m)
+                idx, n, ids = rec.shard["index"], rec.shard["count"], rec.shard["item_ids"]
             except (OSError, ValueError, KeyError, TypeError) as e:
                 raise ValueError(f"{mpath}: not a shard manifest ({type(e).__name__}: {e})") from None
             check_shard(mpath, idx, n, ids)
@@ -198,8 +195,8 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
             shards[(idx, n)] = mpath
             prints[mpath] = fingerprint(m)
             expected |= set(ids)
-            check_benchmark(benchmark, m.get("benchmark"), mpath)
-            benchmark = benchmark or m.get("benchmark")
+            check_benchmark(benchmark, rec.benchmark, mpath)
+            benchmark = benchmark or rec.benchmark
             ppath = mpath.with_name(mpath.name.replace("manifest", "predictions").replace(".json", ".jsonl"))
             rows, _ = read_jsonl(ppath)
             for r in rows:
@@ -238,10 +235,11 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
         except (OSError, ValueError):
             previous = {}
         was, now = fingerprint(previous), prints[reference]
-        diff = previous.get("merged_from") and (
+        before = from_manifest(previous)
+        diff = before.raw.get("merged_from") and (
             fingerprint_difference({**was, "selection": None}, {**now, "selection": None})
             or (lambda c: c and f"selection {c[0]}: {c[1]!r} vs {c[2]!r}")(
-                selection_change(run_params(previous), run_params(json.loads(reference.read_text(encoding="utf-8"))))))
+                selection_change(before.params, from_manifest(json.loads(reference.read_text(encoding="utf-8"))).params)))
         if diff:
             raise ValueError(f"{out_dir} holds a merge of other shards ({diff}); merge into an empty folder")
     store = RunStore(out_dir)
@@ -259,15 +257,17 @@ def merge_runs(run_dirs, out_dir, benchmark: str | None = None, score=None) -> d
     metrics_note = {"rescored": rescored} if rescored else {}
     metrics = summarize(store.rows(), get_task(benchmark).groups)
     counted = set(metrics)
-    metrics.update(benchmark=benchmark, model=first.get("model", {}).get("name"),
-                   recipe=first.get("recipe", {}).get("name"), reduction=first.get("recipe", {}).get("reduction"))
+    run = from_manifest(first)
+    recipe = run.made()["recipe"] or {}
+    metrics.update(benchmark=benchmark, model=run.model.get("name"), recipe=recipe.get("name"),
+                   reduction=recipe.get("reduction"))
     # the run's labels (model, recipe, video_input, ...) as the shard run wrote them beside its counts, so
     # the merge carries every field a single-process run writes; the counts come from the merged rows
     shard_metrics = shards[(0, n)].with_name(shards[(0, n)].name.replace("manifest", "metrics"))
     if shard_metrics.is_file():
         metrics.update({k: v for k, v in json.loads(shard_metrics.read_text(encoding="utf-8")).items() if k not in counted})
     if "data" in metrics:  # a shard is "a subset"; the merged run is what one process would have scored
-        metrics["data"] = describe_data(run_params(first) or {"data": first.get("data") or {}}, len(rows_by_id))
+        metrics["data"] = describe_data(run.params or {"data": run.data}, len(rows_by_id))
     metrics.update(metrics_note)
     store.write_metrics(metrics)
     write_json_atomic(Path(out_dir) / "merge.json", {"shards": n, "items": len(rows_by_id), **metrics_note})

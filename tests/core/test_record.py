@@ -44,3 +44,41 @@ def test_differences_name_every_differing_field(tmp_path):
     assert two == ["max_new_tokens: 16 vs 512", "prompt_mode: 'official' vs 'cot'", "split: 'standard4-direct' vs 'standard10-cot'"]
     assert differences(rec(sha="aaaaaaaaaaaaaaaa"), rec(sha="bbbbbbbbbbbbbbbb"))[-1] == \
         "data file questions: sha256 aaaaaaaaaaaa vs bbbbbbbbbbbb"
+
+
+def test_the_defaults_of_older_runs_are_the_spec_fields_defaults():
+    """One table (``record.DEFAULTS``, by spec part): each is the default of the spec field it names, and every name
+    the record sets apart (``NOT_IDENTITY``) is a flat parameter of the spec."""
+    from dataclasses import MISSING, fields
+
+    from mmbench_lib.core.record import NOT_IDENTITY, PART_DEFAULTS
+    from mmbench_lib.pipeline.config import FLAT, PARTS, RUN_FIELDS
+
+    for part, defaults in PART_DEFAULTS.items():
+        spec_fields = {f.name: f for f in fields(PARTS[part])}
+        for key, value in defaults.items():
+            f = spec_fields[key]
+            default = f.default if f.default is not MISSING else f.default_factory()
+            assert (list(default) if isinstance(default, tuple) else default) == value, (part, key)
+    assert set(NOT_IDENTITY) <= set(FLAT) | set(RUN_FIELDS)
+
+
+def test_one_comparison_with_options():
+    """``differences`` over the recorded spec identity (dotted, ``ignore`` with sub-fields, ``where``) and over what a
+    run wrote it was made with (in order; a wording hook may drop a field)."""
+    from mmbench_lib.core.record import call_record, changes
+
+    a = from_manifest({"benchmark": "seed", "model": {"name": "m"}, "recipe": {"name": "r"}, "video_input": {},
+                       "identity": {"task": {"data": {"image_root": "/a/img", "dimensions": [1]}, "split": None},
+                                    "selection": {"seed": 0, "options": {"rotation": 1}}}})
+    b = call_record({"benchmark": "seed", "model": "n", "recipe": {"name": "r"}, "video_input": "native"},
+                    {"task": {"data": {"image_root": "/b/img", "dimensions": [2]}, "split": None},
+                     "selection": {"seed": 0, "options": None}})
+    assert differences(a, b, (), over="spec") == ["selection.options: {'rotation': 1} vs None",
+                                                  "task.data.dimensions: [1] vs [2]",
+                                                  "task.data.image_root: '/a/img' vs '/b/img'"]
+    assert differences(a, b, ("task.data",), over="spec") == ["selection.options: {'rotation': 1} vs None"]
+    assert [n for n, *_ in changes(a.spec_identity, b.spec_identity, where=False)] == \
+        ["selection.options", "task.data.dimensions"]  # where the data is, not what it is
+    assert differences(a, b, (), over="made") == ["model: 'm' vs 'n'", "video_input: 'frames' vs 'native'"]
+    assert differences(a, b, (), over="made", word=lambda n, x, y: None if n == "video_input" else n) == ["model"]
