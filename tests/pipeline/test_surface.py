@@ -65,12 +65,13 @@ def test_the_docs_table_is_the_spec_table():
 
 
 def test_a_place_listing_flat_names_is_counted_and_few(tmp_path):
-    """scripts/count_flat_lists.py: 51 places in mmbench_lib/ before the surface was derived."""
+    """scripts/count_flat_lists.py: 51 places in mmbench_lib/ before the surface was derived, 14 after (6 are the spec
+    parts themselves, the one source)."""
     spec = importlib.util.spec_from_file_location("count_flat_lists", ROOT / "scripts" / "count_flat_lists.py")
     count = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(count)
     found = count.places(ROOT)
-    assert len(found) <= 20, "\n".join(f"{p}:{line}" for p, line, *_ in found)
+    assert len(found) <= 14, "\n".join(f"{p}:{line}" for p, line, *_ in found)
     assert not [f for f in found if f[0].endswith(("params.py", "configs.py", "cli.py"))
                 and f[2] != "ClassDef"], "the notebook mapping and the CLI list flat names again"
     (tmp_path / "mmbench_lib").mkdir()
