@@ -31,7 +31,7 @@ def is_demo(path) -> bool:
 
 
 def describe(config: dict, n: int | None, one_shard: bool = False, declared: int | None = None) -> str:
-    """The data source of a run from its flat parameters (``RunSpec.params()``, ``config.run_params(manifest)``:
+    """The data source of a run from its flat parameters (``RunSpec.params()``, ``core.record.from_manifest(manifest).params``:
     ``data`` paths or ``source``, ``limit``, ``subjects``, ``data.dimensions``) and its number of distinct items.
     ``declared``: the split's published size (``Task.declared_size``; 0: none published): ``full split`` only when
     ``n`` equals it, otherwise ``subset (n=...)`` (fewer) or ``n=..., not the published ...`` (more); ``None``: not

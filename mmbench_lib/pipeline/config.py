@@ -20,6 +20,7 @@ from typing import Any
 from mmbench_lib.core.flags import is_bool, parse_bool
 from mmbench_lib.core.secrets import check_parameters as check_no_credentials
 from mmbench_lib.core.manifest import resolve
+from mmbench_lib.core.record import from_manifest
 from mmbench_lib.tasks.base import get_task, task_names
 from mmbench_lib.tasks.protocols import GENERATION, protocol_for
 from mmbench_lib.models import LOAD_OPTIONS
@@ -556,7 +557,7 @@ class RunSpec:
     def from_manifest(cls, man: dict, **params) -> RunSpec:
         """The spec a manifest records (``spec``: the parts; or the flat ``config`` of runs before it), with
         ``params`` changed."""
-        return cls.from_params(**{**run_params(man), **params})
+        return cls.from_params(**{**from_manifest(man).params, **params})
 
     # ----------------------------------------------------------------------------------------- reading
     def params(self) -> dict[str, Any]:
@@ -683,8 +684,8 @@ def identity_hash(identity: dict) -> str:
 
 
 def run_params(man: dict) -> dict:
-    """The flat parameters of a run from its manifest: its ``spec`` parts flattened, or the flat ``config``
-    that manifests before the spec recorded (``{}`` when it has neither)."""
+    """The flat parameters of a run from its manifest, flattened through :data:`FLAT`: the independent check of
+    ``core.record.flat_params`` (what every reader uses, ``from_manifest(man).params``; tests/core/test_record.py)."""
     spec = man.get("spec") if isinstance(man, dict) else None
     if isinstance(spec, dict) and isinstance(spec.get("task"), dict):
         out = {}

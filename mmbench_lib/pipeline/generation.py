@@ -9,6 +9,7 @@ import json
 from collections import Counter, OrderedDict
 
 from mmbench_lib.core import manifest
+from mmbench_lib.core.record import from_manifest
 from mmbench_lib.core.items import Item
 from mmbench_lib.core.paths import safe_name
 from mmbench_lib.core.datasource import data_revision, describe as describe_data
@@ -22,7 +23,7 @@ from mmbench_lib.pipeline import rescoring as responses
 from mmbench_lib.pipeline.backend import call_size, with_backend
 from mmbench_lib.pipeline.baselines import BASELINES, FrequentAnswer, RandomAnswer, frequent_table, refusal  # noqa: F401
 from mmbench_lib.pipeline.selection import check_same_selection
-from mmbench_lib.pipeline.config import RunSpec, run_params
+from mmbench_lib.pipeline.config import RunSpec
 from mmbench_lib.pipeline.loop import run_loop
 from mmbench_lib.pipeline.ocr import OCR, insert_ocr
 from mmbench_lib.pipeline.resume import check_same_run, identity
@@ -307,7 +308,7 @@ def evaluate_generation(config: RunSpec, adapter=None) -> dict:
     check_same_run(store, identity({"benchmark": benchmark, "model": described, "generation": generation,
                                     "options": config.option_settings()}), config.identity())
     if store.rows():
-        check_same_selection(config.out_dir, run_params(store.manifest()), config.params())
+        check_same_selection(config.out_dir, from_manifest(store.manifest()).params, config.params())
     store.update_manifest(
         **manifest.base_manifest(config.parameters, sel.seed), benchmark=benchmark, split=t.split,
         source=str(t.data["source"]), subjects=t.data["subjects"], n_items=len(items), model=described,

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from mmbench_lib.core import manifest
+from mmbench_lib.core.record import from_manifest
 from mmbench_lib.tasks._common import file_sha256
 from mmbench_lib.pipeline.letters import generate_letters
 from mmbench_lib.pipeline.ranking import rank_items, set_video_input
@@ -15,7 +16,7 @@ from mmbench_lib.models import load_adapter
 from mmbench_lib.tasks.recipes import get_recipe
 from mmbench_lib.core.paths import make_run_id, outputs_root, run_folder  # noqa: F401 - re-exported
 from mmbench_lib.core.store import METRICS, SHARDS, RunStore, shard_dir, store_file, write_json_atomic
-from mmbench_lib.pipeline.config import FLAT, RunConfig, RunSpec, run_params
+from mmbench_lib.pipeline.config import FLAT, RunConfig, RunSpec
 from mmbench_lib.pipeline.baselines import refusal
 from mmbench_lib.pipeline.generation import evaluate_generation, label_for, run_fields
 from mmbench_lib.pipeline.ocr import OCRUnavailable
@@ -87,7 +88,7 @@ def evaluate_ranking(config: RunSpec, adapter=None) -> dict:
                     "options": c.option_settings(), "video_input": video})
     check_same_run(store, {**now, "model": adapter.name}, c.identity())
     if store.rows():
-        check_same_selection(store.dir, run_params(store.manifest()), c.params())
+        check_same_selection(store.dir, from_manifest(store.manifest()).params, c.params())
     task, judges = get_task(c.benchmark), c.judges
     calls = None if recipe.generates else ranking_call_size(adapter, c)  # before describe(): the manifest has it
     image_output = ImageOutputScorer(ClipJudge(judges.clip_model, judges.clip_pretrained,
@@ -219,7 +220,7 @@ def merge_sub_runs(out_dir) -> dict[str, dict]:
         raise ValueError(f"no shard sub-runs (shards/<k>-of-<n>/<label>/manifest.shard-*.json) under {root}")
     order = {b: i for i, b in enumerate(PAPER_BASELINES)}
     results = {}
-    for label in sorted(found, key=lambda k: (order.get(run_params(found[k]).get("baseline"), len(order)), k)):
+    for label in sorted(found, key=lambda k: (order.get(from_manifest(found[k]).get("baseline"), len(order)), k)):
         config = RunSpec.from_manifest(found[label], out_dir=root / label, shard_index=0, num_shards=1)
         score = (lambda store, c=config: _score_merged(c, store)) if config.generates else None
         results[label] = merge_runs(sorted(root.glob(f"{SHARDS}/*/{label}")), root / label, config.benchmark, score=score)
@@ -232,13 +233,13 @@ def _score_merged(config: RunSpec, store: RunStore) -> dict:
     gen = config.generation
     items = config.select(load_items(config.benchmark, config.task.load_args()))
     _rows, metrics = score_run(items, store, use_random=gen.use_random, mode=config.task.prompt_mode)
-    man = store.manifest()
-    metrics.update(run_fields(config, (man.get("generation") or {}).get("model"), items))
-    if man.get("ocr"):  # the LLM + OCR baseline: its reader as one process records it, tesseract calls summed
+    rec = from_manifest(store.manifest())
+    metrics.update(run_fields(config, (rec.made().get("generation") or {}).get("model"), items))
+    if rec.raw.get("ocr"):  # the LLM + OCR baseline: its reader as one process records it, tesseract calls summed
         label = Path(config.out_dir).name
         shard_metrics = sorted(Path(config.out_dir).parent.glob(f"{SHARDS}/*/{label}/metrics*.json"))
         calls = sum((json.loads(p.read_text(encoding="utf-8")).get("ocr") or {}).get("tesseract_calls_this_run", 0)
                     for p in shard_metrics)
-        metrics["ocr"] = {**man["ocr"], "tesseract_calls_this_run": calls}
+        metrics["ocr"] = {**rec.raw["ocr"], "tesseract_calls_this_run": calls}
     store.write_metrics(metrics)
     return metrics

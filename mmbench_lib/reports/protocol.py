@@ -25,7 +25,7 @@ from mmbench_lib.core.requests import ChoiceScore
 from mmbench_lib.core.uncertainty import compare_runs
 from mmbench_lib.pipeline import rescoring
 from mmbench_lib.pipeline import runs as runs_mod
-from mmbench_lib.pipeline.config import RunSpec, run_params
+from mmbench_lib.pipeline.config import RunSpec
 from mmbench_lib.tasks.protocols import protocol_for
 from mmbench_lib.reports import numbers, subruns
 from mmbench_lib.scoring import pick

@@ -21,7 +21,8 @@ from mmbench_lib.analysis import results as results_mod
 from mmbench_lib.core import progress
 from mmbench_lib.core.store import MANIFEST, METRICS, PREDICTIONS, SHARDS, store_file, write_json_atomic
 from mmbench_lib.pipeline import runs
-from mmbench_lib.pipeline.config import RunSpec, run_params
+from mmbench_lib.core.record import from_manifest
+from mmbench_lib.pipeline.config import RunSpec
 from mmbench_lib.pipeline.reuse import same_identity
 
 
@@ -110,7 +111,7 @@ def _finished_runs(root: Path):
                 man = reader.read_manifest(folder)
             except reader.RunError:
                 continue
-            if man.get("finished") and (folder / METRICS).is_file() and bool(run_params(man)):
+            if man.get("finished") and (folder / METRICS).is_file() and bool(from_manifest(man).params):
                 yield folder, man
 
 
