@@ -30,10 +30,10 @@ NOT_IDENTITY = tuple(RENAMED.get((part, key), key.removeprefix("data.")) for par
 #: the value a field had in runs recorded before it existed: the spec field's default (kept in step with
 #: ``pipeline.config`` by ``tests/core/test_record.py``), by spec part
 PART_DEFAULTS = {"task": {"prompt_mode": "official"},
-           "model": {"trust_remote_code": False, "processor_kwargs": {}, "system_prompt": None,
-                     "chat_template_kwargs": {}, "video_input": "native"},
-           "generation": {"stop_strings": [], "baseline": "none"},
-           "selection": {"rotation": 0, "permutation_seed": None, "lettered_only": False}}
+                 "model": {"trust_remote_code": False, "processor_kwargs": {}, "system_prompt": None,
+                           "chat_template_kwargs": {}, "video_input": "native"},
+                 "generation": {"stop_strings": [], "baseline": "none"},
+                 "selection": {"rotation": 0, "permutation_seed": None, "lettered_only": False}}
 #: the one table of what an older manifest's missing fields meant, by flat name (resume, reuse, compare)
 DEFAULTS = {key: value for part in PART_DEFAULTS.values() for key, value in part.items()}
 #: identity fields that say where the data is, not what it is (a run folder may be resumed from another checkout)
