@@ -416,6 +416,17 @@ def ranking_protocols(benchmark: str, keys=None) -> list[Protocol]:
     return [known[k] for k in keys]
 
 
+def _check_ranking(benchmark: str) -> None:
+    if protocol_for(benchmark).generates:
+        raise ValueError(f"the ranking report is for the ranking benchmarks "
+                         f"{', '.join(t.name for t in all_tasks('ranking'))}, not {benchmark!r}")
+
+
+def _check_parser(benchmark: str) -> None:
+    if benchmark not in PARSER_VARIANTS:
+        raise ValueError(f"the parser report is for {' / '.join(PARSER_VARIANTS)}, not {benchmark!r}")
+
+
 def seed_report(benchmark: str, data: dict, out_dir, protocols=None, reuse: bool = True,
                 settings: dict | None = None, shard: tuple[int, int] = (0, 1), **spec) -> ProtocolReport | None:
     """A ranking benchmark under several protocols (keys of the task's ``ranking_protocols``; empty: its
@@ -425,9 +436,7 @@ def seed_report(benchmark: str, data: dict, out_dir, protocols=None, reuse: bool
     ``scorer``, ``batch_size``, ``max_new_tokens``, ``device``, ``progress``, ...); ``settings``: model settings
     (``runs.model_settings``). ``shard=(k, n)``, n > 1: only shard k's items of each run are made and ``None`` is
     returned (the report is made on the merged runs, ``reports.subruns``)."""
-    if protocol_for(benchmark).generates:
-        raise ValueError(f"seed_report is for the ranking benchmarks {', '.join(t.name for t in all_tasks('ranking'))}, "
-                         f"not {benchmark!r}")
+    _check_ranking(benchmark)
     base = _base(benchmark, out_dir, settings, spec, data=data, shard_index=shard[0], num_shards=shard[1])
     return ranking_report(base, protocols, reuse, limit=spec.get("limit"))
 
@@ -437,8 +446,7 @@ def ranking_report(base: RunSpec, protocols=None, reuse: bool = True, limit: int
     its task, data, model, selection (``limit``, shard) and settings; its folder holds the report's runs.
     ``limit``: as the notebook gave it (recorded in each run's parameters; default the spec's)."""
     benchmark, data, out_dir = base.task.benchmark, base.task.data, base.out_dir
-    if protocol_for(benchmark).generates:
-        raise ValueError(f"ranking_report is for the ranking benchmarks, not {benchmark!r}")
+    _check_ranking(benchmark)
     shard = (base.selection.shard_index, base.selection.num_shards)
     limit = base.selection.limit if limit is None else limit
     chosen = ranking_protocols(benchmark, protocols)
@@ -478,8 +486,7 @@ def parser_report(benchmark: str, source, out_dir, variants=None, seeds: int = 2
     one more run per prompt (``out_dir/<benchmark>__generation__<mode>``, ``mode_max_new_tokens`` new tokens, by
     default the mode's), read by the official parser.
     ``shard=(k, n)``, n > 1: only shard k's items are generated and ``None`` is returned (as :func:`seed_report`)."""
-    if benchmark not in PARSER_VARIANTS:
-        raise ValueError(f"parser_report is for {' / '.join(PARSER_VARIANTS)}, not {benchmark!r}")
+    _check_parser(benchmark)
     base = _base(benchmark, out_dir, settings, spec, source=str(source), shard_index=shard[0], num_shards=shard[1])
     return generation_report(base, variants, seeds, reuse, modes, mode_max_new_tokens, limit=spec.get("limit"))
 
@@ -492,8 +499,7 @@ def generation_report(base: RunSpec, variants=None, seeds: int = 2000, reuse: bo
     benchmark, out_dir = base.task.benchmark, base.out_dir
     shard = (base.selection.shard_index, base.selection.num_shards)
     limit = base.selection.limit if limit is None else limit
-    if benchmark not in PARSER_VARIANTS:
-        raise ValueError(f"parser_report is for {' / '.join(PARSER_VARIANTS)}, not {benchmark!r}")
+    _check_parser(benchmark)
     unknown = [m for m in modes if m not in MODE_PROTOCOLS[benchmark]]
     if unknown:
         raise ValueError(f"{benchmark} has no prompt mode {unknown[0]!r} to compare; use {list(MODE_PROTOCOLS[benchmark])}")
